@@ -1,0 +1,85 @@
+// Loading and storing a tile in "rounds": in round r, thread t holds the VEC consecutive
+// elements starting at tile_base + (r * BLOCK + t) * VEC. Each round is one coalesced,
+// vectorized access of the whole block (16 bytes a thread where the pointer allows it).
+#pragma once
+#include "prelude.cuh"
+
+namespace ds {
+
+template <int BYTES> struct word_of;
+template <> struct word_of<1> { typedef u8 T; };
+template <> struct word_of<2> { typedef u16 T; };
+template <> struct word_of<4> { typedef u32 T; };
+template <> struct word_of<8> { typedef u64 T; };
+struct alignas(16) u32x4 { u32 x, y, z, w; };
+template <> struct word_of<16> { typedef u32x4 T; };
+
+// VEC consecutive elements from p in as few accesses as possible: p must be aligned to
+// VEC * sizeof(T) bytes, or to 16 where that is more.
+template <class T, int VEC> DS_DEV void load_vec(const T* p, T (&v)[VEC]) {
+  constexpr int BYTES = VEC * sizeof(T);
+  if constexpr (BYTES <= 16) {
+    typedef typename word_of<BYTES>::T W;
+    W w = *reinterpret_cast<const W*>(p);
+    __builtin_memcpy(v, &w, BYTES);
+  } else {
+    static_assert(BYTES % 16 == 0, "vectors are whole 16-byte words");
+    u32x4 w[BYTES / 16];
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) w[k] = reinterpret_cast<const u32x4*>(p)[k];
+    __builtin_memcpy(v, w, BYTES);
+  }
+}
+template <class T, int VEC> DS_DEV void store_vec(T* p, const T (&v)[VEC]) {
+  constexpr int BYTES = VEC * sizeof(T);
+  if constexpr (BYTES <= 16) {
+    typedef typename word_of<BYTES>::T W;
+    W w;
+    __builtin_memcpy(&w, v, BYTES);
+    *reinterpret_cast<W*>(p) = w;
+  } else {
+    static_assert(BYTES % 16 == 0, "vectors are whole 16-byte words");
+    u32x4 w[BYTES / 16];
+    __builtin_memcpy(w, v, BYTES);
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) reinterpret_cast<u32x4*>(p)[k] = w[k];
+  }
+}
+
+// Elements of one tile into x[r][j]; elements at or past n get `fill`.
+template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+DS_DEV void load_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T (&x)[R][VEC], T fill) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const u64 i = tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC;
+    if (ALIGNED && i + VEC <= n) {
+      load_vec<T, VEC>(p + i, x[r]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) x[r][j] = (i + j < n) ? p[i + j] : fill;
+    }
+  }
+}
+
+// x[r][j] to its place, for elements before n.
+template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+DS_DEV void store_rounds(T* __restrict__ p, u64 n, u64 tile_base, const T (&x)[R][VEC]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const u64 i = tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC;
+    if (ALIGNED && i + VEC <= n) {
+      store_vec<T, VEC>(p + i, x[r]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (i + j < n) p[i + j] = x[r][j];
+    }
+  }
+}
+
+// The global index of item (r, j) of this thread.
+template <int BLOCK, int VEC> DS_DEV u64 item_index(u64 tile_base, int r, int j) {
+  return tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC + j;
+}
+
+}  // namespace ds

@@ -1,0 +1,74 @@
+// Block-level scan of one tile held in rounds (see block/load.cuh), joined to the tiles
+// before it through the deterministic look-back of block/lookback.cuh.
+#pragma once
+#include "block/lookback.cuh"
+#include "warp/scan.cuh"
+
+namespace ds {
+
+// Window of the look-back, in tiles.
+constexpr int LOOKBACK_WINDOW = 128;
+
+// Each block takes the next tile number from a counter that only grows (`base` is its value
+// when this launch started).
+template <int BLOCK> DS_DEV u32 next_tile(u32* counter, u32 base) {
+  __shared__ u32 s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u) - base;
+  __syncthreads();
+  return s_tile;
+}
+
+// Replaces each x[r][j] of the tile by its prefix over the whole sequence: exclusive
+// (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
+// must hold `neutral`. The combination order is fixed: thread items in order, then a
+// Kogge-Stone tree across the warp per round, then one warp scan over the R x warps chunk
+// totals, then the tile prefix; so results are bitwise reproducible.
+template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
+DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
+                      u32 tile, u32 epoch) {
+  constexpr int NW = BLOCK / WARP;
+  static_assert(R * NW <= WARP, "rounds x warps must fit in one warp");
+  __shared__ V s_chunk[R * NW];
+  const int lane = lane_id();
+  const int warp = warp_id();
+  V wex[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V a = x[r][0];
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a = f(a, x[r][j]);
+    const V inc = warp_scan_incl(a, f);
+    const V ex = shfl_up(inc, 1);
+    wex[r] = lane == 0 ? neutral : ex;
+    if (lane == WARP - 1) s_chunk[r * NW + warp] = inc;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const V t = lane < R * NW ? s_chunk[lane] : neutral;
+    const V inc = warp_scan_incl(t, f);
+    V ex = shfl_up(inc, 1);
+    if (lane == 0) ex = neutral;
+    const V total = shfl_idx(inc, WARP - 1);
+    const V prefix =
+        tile_prefix<LOOKBACK_WINDOW>(status, tiles, tile, epoch, total, first, f, neutral);
+    if (lane < R * NW) s_chunk[lane] = f(prefix, ex);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V p = f(s_chunk[r * NW + warp], wex[r]);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      const V xj = x[r][j];
+      if (INCL) {
+        p = f(p, xj);
+        x[r][j] = p;
+      } else {
+        x[r][j] = p;
+        p = f(p, xj);
+      }
+    }
+  }
+}
+
+}  // namespace ds

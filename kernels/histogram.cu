@@ -1,0 +1,73 @@
+// Histogram of equal-width bins over [lo, hi): per-block counters in shared memory (or, for
+// more bins than fit, straight to global memory), merged once into 64-bit global counts.
+// Bins: integers exactly, (x - lo) * bins / (hi - lo) without overflow; floats
+// floor((x - lo) / (hi - lo) * bins) in f32 (f64 for f64), each operation rounded, clamped to
+// bins - 1. Values outside [lo, hi) and NaN are not counted.
+#pragma once
+#include "block/load.cuh"
+
+namespace ds {
+
+// The bin of x, or bins (not counted).
+template <class T, bool WIDE> DS_DEV u64 bin_of(T x, u64 bins, u64 lo_bits, u64 hi_bits) {
+  typedef compute_t<T> C;
+  const C v = to_c<T>(x);
+  const C lo = from_bits<C>(lo_bits);
+  const C hi = from_bits<C>(hi_bits);
+  if (!(v >= lo && v < hi)) return bins;
+  if constexpr (traits<C>::is_float) {
+    const C t = floor_((v - lo) / (hi - lo) * (C)bins);
+    const u64 b = cast<u64, C>(t);
+    return b < bins ? b : bins - 1;
+  } else {
+    typedef typename traits<C>::U U;
+    const u64 diff = (u64)(U)((U)v - (U)lo);
+    const u64 range = (u64)(U)((U)hi - (U)lo);
+    if constexpr (WIDE) {
+      return (u64)(((unsigned __int128)diff * bins) / range);
+    } else {
+      return diff * bins / range;
+    }
+  }
+}
+
+}  // namespace ds
+
+// SMEM: bins fit the block's shared counters (at most SMEM_BINS).
+template <class T, bool WIDE, bool SMEM, int BLOCK, int VEC>
+__global__ void __launch_bounds__(BLOCK)
+    ds_histogram(const T* __restrict__ in, u64 n, u64* counts, u64 bins, u64 lo_bits, u64 hi_bits,
+                 bool aligned) {
+  using namespace ds;
+  constexpr int SMEM_BINS = 8192;
+  __shared__ u32 s_count[SMEM ? SMEM_BINS : 1];
+  if (SMEM) {
+    for (u32 b = threadIdx.x; b < bins; b += BLOCK) s_count[b] = 0;
+    __syncthreads();
+  }
+  auto count = [&](T x) {
+    const u64 b = bin_of<T, WIDE>(x, bins, lo_bits, hi_bits);
+    if (b < bins) {
+      if (SMEM) atomicAdd(&s_count[b], 1u);
+      else atomicAdd(&counts[b], 1ull);
+    }
+  };
+  constexpr u64 TILE = (u64)BLOCK * VEC;
+  for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
+    const u64 i = tb + (u64)threadIdx.x * VEC;
+    if (aligned && i + VEC <= n) {
+      T x[VEC];
+      load_vec<T, VEC>(in + i, x);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) count(x[j]);
+    } else {
+      for (int j = 0; j < VEC; ++j)
+        if (i + j < n) count(in[i + j]);
+    }
+  }
+  if (SMEM) {
+    __syncthreads();
+    for (u32 b = threadIdx.x; b < bins; b += BLOCK)
+      if (s_count[b]) atomicAdd(&counts[b], (u64)s_count[b]);
+  }
+}

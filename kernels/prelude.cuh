@@ -1,0 +1,320 @@
+// devseq kernel prelude: fixed-width types, f16/bf16 storage, limits, arithmetic with the
+// semantics of API.md (integers wrap, division by zero is defined, float min/max ignore a NaN
+// operand), casts with Rust's `as` semantics, and the operator functors of Op.
+// Needs no CUDA header: NVRTC alone compiles it.
+#pragma once
+
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+
+// 16-bit float storage; values are computed in f32.
+struct f16 { u16 bits; };
+struct bf16 { u16 bits; };
+
+#define DS_DEV __device__ __forceinline__
+
+namespace ds {
+
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+
+// ---- type traits ----------------------------------------------------------------------
+template <class T> struct traits;
+#define DS_INT_TRAITS(T, UT, WT, SIGNED, MINV, MAXV)                              \
+  template <> struct traits<T> {                                                  \
+    typedef UT U;  /* unsigned type of the same width */                          \
+    typedef WT W;  /* unsigned type wide enough for products without promotion */ \
+    static constexpr bool is_float = false;                                       \
+    static constexpr bool is_signed = SIGNED;                                     \
+    static constexpr int bits = sizeof(T) * 8;                                    \
+    static DS_DEV T min() { return MINV; }                                        \
+    static DS_DEV T max() { return MAXV; }                                        \
+  };
+DS_INT_TRAITS(i8, u8, u32, true, (i8)(-128), (i8)127)
+DS_INT_TRAITS(i16, u16, u32, true, (i16)(-32768), (i16)32767)
+DS_INT_TRAITS(i32, u32, u32, true, (i32)(-2147483647 - 1), (i32)2147483647)
+DS_INT_TRAITS(i64, u64, u64, true, (i64)(-9223372036854775807LL - 1), (i64)9223372036854775807LL)
+DS_INT_TRAITS(u8, u8, u32, false, (u8)0, (u8)255)
+DS_INT_TRAITS(u16, u16, u32, false, (u16)0, (u16)65535)
+DS_INT_TRAITS(u32, u32, u32, false, 0u, 4294967295u)
+DS_INT_TRAITS(u64, u64, u64, false, 0ull, 18446744073709551615ull)
+#undef DS_INT_TRAITS
+template <> struct traits<f32> {
+  typedef u32 U;
+  static constexpr bool is_float = true;
+  static constexpr bool is_signed = true;
+  static constexpr int bits = 32;
+};
+template <> struct traits<f64> {
+  typedef u64 U;
+  static constexpr bool is_float = true;
+  static constexpr bool is_signed = true;
+  static constexpr int bits = 64;
+};
+
+// ---- bit casts ------------------------------------------------------------------------
+DS_DEV f32 f32_from_bits(u32 b) { return __uint_as_float(b); }
+DS_DEV u32 f32_bits(f32 x) { return __float_as_uint(x); }
+DS_DEV f64 f64_from_bits(u64 b) { return __longlong_as_double((long long)b); }
+DS_DEV u64 f64_bits(f64 x) { return (u64)__double_as_longlong(x); }
+
+// The value of compute type C whose bits (zero-extended) are `b`.
+template <class C> DS_DEV C from_bits(u64 b) {
+  if constexpr (same<C, f32>::value) return f32_from_bits((u32)b);
+  else if constexpr (same<C, f64>::value) return f64_from_bits(b);
+  else return (C)(typename traits<C>::U)b;
+}
+template <class C> DS_DEV u64 to_bits(C x) {
+  if constexpr (same<C, f32>::value) return f32_bits(x);
+  else if constexpr (same<C, f64>::value) return f64_bits(x);
+  else return (u64)(typename traits<C>::U)x;
+}
+
+// ---- f16 / bf16 conversions (round to nearest-even) ---------------------------------------
+DS_DEV f32 f16_to_f32(f16 h) {
+  f32 r;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h.bits));
+  return r;
+}
+DS_DEV f16 f32_to_f16(f32 x) {
+  f16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+  return h;
+}
+DS_DEV f32 bf16_to_f32(bf16 h) { return f32_from_bits((u32)h.bits << 16); }
+// As the `half` crate's bf16::from_f32: NaN keeps its top bits and is made quiet.
+DS_DEV bf16 f32_to_bf16(f32 x) {
+  u32 b = f32_bits(x);
+  bf16 h;
+  if ((b & 0x7fffffffu) > 0x7f800000u) {
+    h.bits = (u16)((b >> 16) | 0x40u);
+  } else {
+    h.bits = (u16)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+  }
+  return h;
+}
+
+// Storage type T <-> compute type (f32 for f16/bf16, else T itself).
+template <class T> struct num {
+  typedef T C;
+  static DS_DEV C load(T x) { return x; }
+  static DS_DEV T store(C x) { return x; }
+};
+template <> struct num<f16> {
+  typedef f32 C;
+  static DS_DEV C load(f16 x) { return f16_to_f32(x); }
+  static DS_DEV f16 store(C x) { return f32_to_f16(x); }
+};
+template <> struct num<bf16> {
+  typedef f32 C;
+  static DS_DEV C load(bf16 x) { return bf16_to_f32(x); }
+  static DS_DEV bf16 store(C x) { return f32_to_bf16(x); }
+};
+template <class T> using compute_t = typename num<T>::C;
+template <class T> DS_DEV compute_t<T> to_c(T x) { return num<T>::load(x); }
+template <class T> DS_DEV T from_c(compute_t<T> x) { return num<T>::store(x); }
+DS_DEV f32 round_f16(f32 x) { return f16_to_f32(f32_to_f16(x)); }
+DS_DEV f32 round_bf16(f32 x) { return bf16_to_f32(f32_to_bf16(x)); }
+
+template <class T> DS_DEV bool is_nan(T x) {
+  if constexpr (traits<T>::is_float) return x != x;
+  else return false;
+}
+
+// ---- arithmetic with the API's semantics (on compute types) --------------------------------
+template <class C> DS_DEV C add(C a, C b) {
+  if constexpr (traits<C>::is_float) return a + b;
+  else {
+    typedef typename traits<C>::U U;
+    typedef typename traits<C>::W W;
+    return (C)(U)((W)(U)a + (W)(U)b);
+  }
+}
+template <class C> DS_DEV C sub(C a, C b) {
+  if constexpr (traits<C>::is_float) return a - b;
+  else {
+    typedef typename traits<C>::U U;
+    typedef typename traits<C>::W W;
+    return (C)(U)((W)(U)a - (W)(U)b);
+  }
+}
+template <class C> DS_DEV C mul(C a, C b) {
+  if constexpr (traits<C>::is_float) return a * b;
+  else {
+    typedef typename traits<C>::U U;
+    typedef typename traits<C>::W W;
+    return (C)(U)((W)(U)a * (W)(U)b);
+  }
+}
+template <class C> DS_DEV C neg(C a) {
+  if constexpr (traits<C>::is_float) return -a;
+  else return sub<C>((C)0, a);
+}
+// Integer division by zero gives 0; MIN / -1 wraps to MIN.
+template <class C> DS_DEV C div(C a, C b) {
+  if constexpr (traits<C>::is_float) return a / b;
+  else {
+    if (b == (C)0) return (C)0;
+    if constexpr (traits<C>::is_signed) {
+      if (a == traits<C>::min() && b == (C)(-1)) return a;
+    }
+    return (C)(a / b);
+  }
+}
+// Integer remainder by zero gives the dividend; MIN % -1 is 0.
+template <class C> DS_DEV C rem(C a, C b) {
+  if (b == (C)0) return a;
+  if constexpr (traits<C>::is_signed) {
+    if (b == (C)(-1)) return (C)0;
+  }
+  return (C)(a % b);
+}
+template <class C> DS_DEV C bit_and(C a, C b) { return (C)(a & b); }
+template <class C> DS_DEV C bit_or(C a, C b) { return (C)(a | b); }
+template <class C> DS_DEV C bit_xor(C a, C b) { return (C)(a ^ b); }
+template <class C> DS_DEV C bit_not(C a) { return (C)(~(typename traits<C>::U)a); }
+// Shifts take the amount modulo the bit width; right shifts of signed values are arithmetic.
+template <class C> DS_DEV C shl(C a, u32 s) {
+  typedef typename traits<C>::U U;
+  typedef typename traits<C>::W W;
+  return (C)(U)((W)(U)a << (s & (traits<C>::bits - 1)));
+}
+template <class C> DS_DEV C shr(C a, u32 s) {
+  typedef typename traits<C>::U U;
+  s &= traits<C>::bits - 1;
+  if constexpr (traits<C>::is_signed) {
+    if constexpr (sizeof(C) < 4) return (C)((i32)a >> s);
+    else return (C)(a >> s);
+  } else {
+    return (C)((typename traits<C>::W)(U)a >> s);
+  }
+}
+// min/max: for floats a NaN operand is ignored unless both are NaN; of equal values the first
+// (the host's float_min/float_max are the same functions).
+template <class C> DS_DEV C min_(C a, C b) {
+  if constexpr (traits<C>::is_float) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return (b < a) ? b : a;
+}
+template <class C> DS_DEV C max_(C a, C b) {
+  if constexpr (traits<C>::is_float) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return (b > a) ? b : a;
+}
+
+// Float functions (f32 or f64 overloads).
+DS_DEV f32 fabs_(f32 x) { return fabsf(x); }
+DS_DEV f64 fabs_(f64 x) { return fabs(x); }
+DS_DEV f32 sqrt_(f32 x) { return sqrtf(x); }
+DS_DEV f64 sqrt_(f64 x) { return sqrt(x); }
+DS_DEV f32 exp_(f32 x) { return expf(x); }
+DS_DEV f64 exp_(f64 x) { return exp(x); }
+DS_DEV f32 ln_(f32 x) { return logf(x); }
+DS_DEV f64 ln_(f64 x) { return log(x); }
+DS_DEV f32 sin_(f32 x) { return sinf(x); }
+DS_DEV f64 sin_(f64 x) { return sin(x); }
+DS_DEV f32 cos_(f32 x) { return cosf(x); }
+DS_DEV f64 cos_(f64 x) { return cos(x); }
+DS_DEV f32 tanh_(f32 x) { return tanhf(x); }
+DS_DEV f64 tanh_(f64 x) { return tanh(x); }
+DS_DEV f32 floor_(f32 x) { return floorf(x); }
+DS_DEV f64 floor_(f64 x) { return floor(x); }
+DS_DEV f32 ceil_(f32 x) { return ceilf(x); }
+DS_DEV f64 ceil_(f64 x) { return ceil(x); }
+DS_DEV f32 round_(f32 x) { return roundf(x); }
+DS_DEV f64 round_(f64 x) { return round(x); }
+DS_DEV f32 pow_(f32 x, f32 y) { return powf(x, y); }
+DS_DEV f64 pow_(f64 x, f64 y) { return pow(x, y); }
+
+// ---- casts with Rust's `as` semantics (compute type to compute type) ------------------------
+// Float to integer truncates toward zero and saturates; NaN gives 0.
+template <class To, class From> DS_DEV To cast(From x) {
+  if constexpr (!traits<To>::is_float && traits<From>::is_float) {
+    constexpr int b = traits<To>::bits;
+    if (x != x) return (To)0;
+    if constexpr (traits<To>::is_signed) {
+      const From hi = (From)(1ull << (b - 1));  // 2^(b-1), exact
+      if (x >= hi) return traits<To>::max();
+      if (x <= -hi) return traits<To>::min();
+      return (To)x;
+    } else {
+      const From hi = (From)(1ull << (b - 1)) * (From)2;  // 2^b, exact
+      if (x >= hi) return traits<To>::max();
+      if (x <= (From)(-1)) return (To)0;
+      return (To)x;
+    }
+  } else {
+    return (To)x;
+  }
+}
+
+// ---- operator functors of Op ----------------------------------------------------------
+// apply(a, b) is `a op b`; neutral() is an element e with apply(e, x) == apply(x, e) == x bit
+// for bit (-0.0 for float Add, NaN for float Min/Max: they ignore NaN operands).
+struct OpAdd {
+  template <class C> static DS_DEV C apply(C a, C b) { return add<C>(a, b); }
+  template <class C> static DS_DEV C neutral() {
+    if constexpr (traits<C>::is_float) return (C)(-0.0);
+    else return (C)0;
+  }
+};
+struct OpMul {
+  template <class C> static DS_DEV C apply(C a, C b) { return mul<C>(a, b); }
+  template <class C> static DS_DEV C neutral() { return (C)1; }
+};
+struct OpMin {
+  template <class C> static DS_DEV C apply(C a, C b) { return min_<C>(a, b); }
+  template <class C> static DS_DEV C neutral() {
+    if constexpr (same<C, f32>::value) return f32_from_bits(0x7fc00000u);
+    else if constexpr (same<C, f64>::value) return f64_from_bits(0x7ff8000000000000ull);
+    else return traits<C>::max();
+  }
+};
+struct OpMax {
+  template <class C> static DS_DEV C apply(C a, C b) { return max_<C>(a, b); }
+  template <class C> static DS_DEV C neutral() {
+    if constexpr (same<C, f32>::value) return f32_from_bits(0x7fc00000u);
+    else if constexpr (same<C, f64>::value) return f64_from_bits(0x7ff8000000000000ull);
+    else return traits<C>::min();
+  }
+};
+struct OpAnd {
+  template <class C> static DS_DEV C apply(C a, C b) { return bit_and<C>(a, b); }
+  template <class C> static DS_DEV C neutral() { return bit_not<C>((C)0); }
+};
+struct OpOr {
+  template <class C> static DS_DEV C apply(C a, C b) { return bit_or<C>(a, b); }
+  template <class C> static DS_DEV C neutral() { return (C)0; }
+};
+struct OpXor {
+  template <class C> static DS_DEV C apply(C a, C b) { return bit_xor<C>(a, b); }
+  template <class C> static DS_DEV C neutral() { return (C)0; }
+};
+
+// An Op as a combining function object over compute type C (what the block algorithms take).
+template <class Op, class C> struct Combine {
+  typedef C V;
+  DS_DEV V operator()(V a, V b) const { return Op::template apply<C>(a, b); }
+  static DS_DEV V neutral() { return Op::template neutral<C>(); }
+};
+
+// ---- small helpers ----------------------------------------------------------------------
+template <class T> DS_DEV T min_u(T a, T b) { return a < b ? a : b; }
+constexpr int WARP = 32;
+constexpr u32 FULL = 0xffffffffu;
+DS_DEV int lane_id() { return (int)(threadIdx.x & 31u); }
+DS_DEV int warp_id() { return (int)(threadIdx.x >> 5); }
+
+}  // namespace ds

@@ -1,0 +1,325 @@
+// LSD radix sort with 8-bit digits in the Onesweep style (Adinets & Merrill, 2022):
+//  1. ds_sort_hist reads the keys once and counts every digit of every pass; its last block
+//     turns the counts into each pass's digit offsets and a plan: which passes run (a pass
+//     whose digit is the same for all keys is skipped), where each reads and writes.
+//  2. ds_sort_pass, once per digit: each tile ranks its keys by digit in shared memory
+//     (warp-level match, stable), learns how many keys of each digit the tiles before it hold
+//     through a decoupled look-back over per-tile digit counts, and scatters keys (and values)
+//     to their places, grouped by digit so that the writes coalesce.
+// Keys are moved as "ordered bits": signed integers with the sign bit flipped, floats in the
+// order of total_cmp (negative: all bits flipped; positive: sign bit set).
+#pragma once
+#include "block/load.cuh"
+#include "warp/scan.cuh"
+
+namespace ds {
+
+constexpr int RADIX = 256;
+constexpr int MAX_PASSES = 8;
+
+template <class T> struct is_float_key { static constexpr bool value = false; };
+template <> struct is_float_key<f16> { static constexpr bool value = true; };
+template <> struct is_float_key<bf16> { static constexpr bool value = true; };
+template <> struct is_float_key<f32> { static constexpr bool value = true; };
+template <> struct is_float_key<f64> { static constexpr bool value = true; };
+template <class T> struct is_signed_key { static constexpr bool value = false; };
+template <> struct is_signed_key<i8> { static constexpr bool value = true; };
+template <> struct is_signed_key<i16> { static constexpr bool value = true; };
+template <> struct is_signed_key<i32> { static constexpr bool value = true; };
+template <> struct is_signed_key<i64> { static constexpr bool value = true; };
+
+template <class T> struct key_bits {
+  typedef typename word_of<sizeof(T)>::T U;
+  static constexpr U SIGN = (U)((U)1 << (sizeof(T) * 8 - 1));
+  static DS_DEV U raw(T x) {
+    U u;
+    __builtin_memcpy(&u, &x, sizeof(T));
+    return u;
+  }
+  static DS_DEV T from_raw(U u) {
+    T x;
+    __builtin_memcpy(&x, &u, sizeof(T));
+    return x;
+  }
+  // Ordered bits: unsigned comparison of them is the key order.
+  static DS_DEV U order(U b) {
+    if constexpr (is_float_key<T>::value) return (b & SIGN) ? (U)~b : (U)(b | SIGN);
+    else if constexpr (is_signed_key<T>::value) return (U)(b ^ SIGN);
+    else return b;
+  }
+  static DS_DEV U unorder(U b) {
+    if constexpr (is_float_key<T>::value) return (b & SIGN) ? (U)(b ^ SIGN) : (U)~b;
+    else if constexpr (is_signed_key<T>::value) return (U)(b ^ SIGN);
+    else return b;
+  }
+};
+
+// Flags of a pass in the plan.
+enum : u32 {
+  PASS_RUN = 1,         // the pass moves keys (else its digit is the same for all of them)
+  PASS_FROM_INPUT = 2,  // reads the caller's keys (and values), else buffer A or B
+  PASS_FROM_A = 4,
+  PASS_TO_A = 8,        // writes buffer A, else B
+  PASS_LAST = 16,       // writes the final keys (turns ordered bits back into keys)
+};
+
+struct SortPlan {
+  u64 offsets[MAX_PASSES][RADIX];  // where each digit's keys start, per pass
+  u32 mode[MAX_PASSES];
+  u32 count;                       // passes that run
+};
+
+// Each block takes the next tile number from a counter that only grows.
+DS_DEV u32 next_tile_sort(u32* counter, u32 base) {
+  __shared__ u32 s_tile;
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u) - base;
+  __syncthreads();
+  return s_tile;
+}
+
+// Exclusive prefix sum over the first 256 threads' values (all threads must call).
+DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
+  const int lane = lane_id(), warp = warp_id();
+  u64 inc = v;
+  if (threadIdx.x < RADIX) {
+#pragma unroll
+    for (int d = 1; d < WARP; d *= 2) {
+      const u64 o = __shfl_up_sync(FULL, inc, d);
+      if (lane >= d) inc += o;
+    }
+    if (lane == WARP - 1) s_warp[warp] = inc;
+  }
+  __syncthreads();
+  u64 before = 0;
+  if (threadIdx.x < RADIX)
+    for (int w = 0; w < warp; ++w) before += s_warp[w];
+  __syncthreads();
+  return before + inc - v;
+}
+
+}  // namespace ds
+
+// Counts digits of all passes; the last block writes the plan. With check_len > 0 (sorting
+// indices for scatter_combine) a key >= check_len records its position in *err.
+template <class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    ds_sort_hist(const T* __restrict__ keys, u64 n, u32 passes, u64* hist, u32* done,
+                 ds::SortPlan* plan, u64 check_len, u64* err) {
+  using namespace ds;
+  typedef key_bits<T> KB;
+  typedef typename KB::U U;
+  __shared__ u32 s_h[MAX_PASSES][RADIX];
+  for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) (&s_h[0][0])[k] = 0;
+  __syncthreads();
+  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
+    const U b = KB::order(KB::raw(keys[i]));
+    if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
+    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_h[p][(u32)(b >> (8 * p)) & 255u], 1u);
+  }
+  __syncthreads();
+  for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
+    const u32 c = (&s_h[0][0])[k];
+    if (c) atomicAdd(&hist[k], (u64)c);
+  }
+  __threadfence();
+  __shared__ bool s_last;
+  if (threadIdx.x == 0) s_last = atomicAdd(done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  __shared__ u64 s_warp[8];
+  __shared__ u32 s_trivial[MAX_PASSES];
+  if (threadIdx.x < MAX_PASSES) s_trivial[threadIdx.x] = 0;
+  __syncthreads();
+  for (u32 p = 0; p < passes; ++p) {
+    const u64 c = threadIdx.x < RADIX ? ((volatile u64*)hist)[p * RADIX + threadIdx.x] : 0;
+    const u64 off = block_excl_sum_256(c, s_warp);
+    if (threadIdx.x < RADIX) {
+      plan->offsets[p][threadIdx.x] = off;
+      if (c == n) s_trivial[p] = 1;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    u32 runs = 0;
+    for (u32 p = 0; p < passes; ++p) runs += s_trivial[p] ? 0 : 1;
+    u32 k = 0;
+    bool prev_a = false;
+    for (u32 p = 0; p < MAX_PASSES; ++p) {
+      u32 m = 0;
+      if (p < passes && !s_trivial[p]) {
+        const bool to_a = ((runs - 1 - k) % 2) == 0;
+        m = PASS_RUN | (to_a ? PASS_TO_A : 0u);
+        if (k == 0) m |= PASS_FROM_INPUT;
+        else if (prev_a) m |= PASS_FROM_A;
+        if (k + 1 == runs) m |= PASS_LAST;
+        prev_a = to_a;
+        ++k;
+      }
+      plan->mode[p] = m;
+    }
+    plan->count = runs;
+    *done = 0;
+  }
+}
+
+// One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
+// original indices (argsort; V is the index type).
+template <class T, class V, int VMODE, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
+                 u64 n, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status, u32* counter,
+                 u32 base) {
+  using namespace ds;
+  typedef key_bits<T> KB;
+  typedef typename KB::U U;
+  constexpr int NW = BLOCK / WARP;
+  constexpr int TILE = BLOCK * ITEMS;
+  constexpr int XB = sizeof(U) > sizeof(V) ? sizeof(U) : sizeof(V);
+  static_assert(BLOCK >= RADIX, "one thread a digit");
+  __shared__ u32 s_count[NW][RADIX];
+  __shared__ u64 s_glob[RADIX];
+  __shared__ u32 s_local[RADIX];
+  __shared__ u64 s_warp[8];
+  __shared__ u8 s_digit[TILE];
+  __shared__ __align__(16) u8 s_x[TILE * XB];
+  U* s_keys = reinterpret_cast<U*>(s_x);
+  V* s_vals = reinterpret_cast<V*>(s_x);
+
+  const u32 tile = next_tile_sort(counter, base);
+  const u32 mode = plan->mode[pass];
+  if (!(mode & PASS_RUN)) return;
+  const bool from_input = mode & PASS_FROM_INPUT;
+  const T* ksrc = from_input ? kin : ((mode & PASS_FROM_A) ? ka : kb);
+  T* kdst = (mode & PASS_TO_A) ? ka : kb;
+  const V* vsrc = from_input ? vin : ((mode & PASS_FROM_A) ? va : vb);
+  V* vdst = (mode & PASS_TO_A) ? va : vb;
+  const u32 shift = 8 * pass;
+  const int lane = lane_id(), warp = warp_id();
+
+  for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
+  __syncthreads();
+
+  const u64 tb = (u64)tile * TILE;
+  const u64 seg = tb + (u64)warp * WARP * ITEMS;
+  U key[ITEMS];
+  V val[ITEMS];
+  u32 pos[ITEMS];
+  u32 dig[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u64 i = seg + (u64)j * WARP + lane;
+    const bool valid = i < n;
+    U b = (U)~(U)0;
+    if (valid) {
+      b = KB::raw(ksrc[i]);
+      if (from_input) b = KB::order(b);
+    }
+    key[j] = b;
+    if (VMODE == 1 || (VMODE == 2 && !from_input)) val[j] = valid ? vsrc[i] : V{};
+    if (VMODE == 2 && from_input) val[j] = (V)i;
+  }
+  // Stable rank within the warp: keys in order (j, then lane), counted per digit.
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 d = (u32)(key[j] >> shift) & 255u;
+    const u32 peers = __match_any_sync(FULL, d);
+    const int leader = __ffs(peers) - 1;
+    const u32 before = __popc(peers & ((1u << lane) - 1u));
+    u32 old = 0;
+    if (lane == leader) {
+      old = s_count[warp][d];
+      s_count[warp][d] = old + __popc(peers);
+    }
+    old = __shfl_sync(FULL, old, leader);
+    pos[j] = old + before;
+    dig[j] = d;
+    __syncwarp();
+  }
+  __syncthreads();
+  // Per digit: the tile's count, each warp's offset within it, and the global start through the
+  // look-back over the tiles before (status words: tag (pass + 1) << 60 | flag << 58 | count,
+  // flag 1 = this tile's count, 2 = count of this and all tiles before).
+  const u64 end = tb + TILE;
+  const u32 invalid = end > n ? (u32)(end - n) : 0u;
+  u64 total = 0;
+  if (threadIdx.x < RADIX) {
+    const u32 d = threadIdx.x;
+    u32 run = 0;
+    for (int w = 0; w < NW; ++w) {
+      const u32 c = s_count[w][d];
+      s_count[w][d] = run;
+      run += c;
+    }
+    total = run;
+    const u64 mine = run - (d == 255 ? invalid : 0u);
+    const u64 tag = (u64)(pass + 1) << 60;
+    volatile u64* st = (volatile u64*)status;
+    u64 excl = 0;
+    if (tile == 0) {
+      st[d] = tag | (2ull << 58) | mine;
+    } else {
+      st[(u64)tile * RADIX + d] = tag | (1ull << 58) | mine;
+      for (u64 k = tile; k-- > 0;) {
+        u64 w;
+        u32 pause = 8;
+        while (((w = st[k * RADIX + d]) >> 60) != pass + 1) {
+          __nanosleep(pause);
+          if (pause < 128) pause *= 2;
+        }
+        excl += w & ((1ull << 58) - 1);
+        if (((w >> 58) & 3u) == 2u) break;
+      }
+      st[(u64)tile * RADIX + d] = tag | (2ull << 58) | (excl + mine);
+    }
+    s_glob[d] = plan->offsets[pass][d] + excl;
+  }
+  const u64 local = block_excl_sum_256(total, s_warp);
+  if (threadIdx.x < RADIX) s_local[threadIdx.x] = (u32)local;
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    pos[j] += s_local[dig[j]] + s_count[warp][dig[j]];
+    s_keys[pos[j]] = key[j];
+    s_digit[pos[j]] = (u8)dig[j];
+  }
+  __syncthreads();
+  const u32 valid = (u32)min_u<u64>(TILE, n - tb);
+  const bool last = mode & PASS_LAST;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 i = threadIdx.x + j * BLOCK;
+    if (i < valid) {
+      const u32 d = s_digit[i];
+      const U b = s_keys[i];
+      kdst[s_glob[d] + (i - s_local[d])] = KB::from_raw(last ? KB::unorder(b) : b);
+    }
+  }
+  if (VMODE != 0) {
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) s_vals[pos[j]] = val[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const u32 i = threadIdx.x + j * BLOCK;
+      if (i < valid) {
+        const u32 d = s_digit[i];
+        vdst[s_glob[d] + (i - s_local[d])] = s_vals[i];
+      }
+    }
+  }
+}
+
+// Where no pass runs (all keys equal, or nothing to sort on): the keys (and values) as they are.
+template <class T, class V, int VMODE, int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    ds_sort_copy(const T* __restrict__ kin, T* ka, const V* __restrict__ vin, V* va, u64 n,
+                 const ds::SortPlan* __restrict__ plan) {
+  if (plan->count != 0) return;
+  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
+    ka[i] = kin[i];
+    if (VMODE == 1) va[i] = vin[i];
+    if (VMODE == 2) va[i] = (V)i;
+  }
+}

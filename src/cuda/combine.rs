@@ -1,0 +1,92 @@
+//! `scatter_combine` on the GPU: a stable sort of (index, value) on the bits the indices
+//! need, then one single-pass kernel (`kernels/combine.cu`) that combines each run of equal
+//! indices in order and writes its slot once. No atomics: float results are the same on
+//! every run.
+
+use super::jit::Instance;
+use super::reduce::op_functor;
+use super::scan::{all_aligned, launch_single_pass, tiles};
+use super::sort::{Values, sort};
+use super::{Args, Buffer, Gpu, Ptr, tuning};
+use crate::element::ScalarType;
+use crate::error::{Error, Result};
+use crate::op::Op;
+use std::sync::Arc;
+
+pub(crate) fn instance(ty: ScalarType, idx: ScalarType, op: Op, aligned: bool) -> Instance {
+    let sh = tuning::scan(ty.size());
+    Instance {
+        source: "#include \"combine.cu\"\n".to_string(),
+        expr: format!(
+            "ds_combine_runs<{}, {}, {}, {}, {}, {aligned}>",
+            ty.name(),
+            idx.name(),
+            op_functor(op),
+            sh.block,
+            sh.rounds
+        ),
+    }
+}
+
+/// A copy of the `len` elements at `base` with every `vals[i]` combined into
+/// `out[idx[i]]` by `op`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter_combine(
+    gpu: &Arc<Gpu>,
+    ty: ScalarType,
+    vals: Ptr,
+    idx_ty: ScalarType,
+    idx: Ptr,
+    n: usize,
+    base: Ptr,
+    len: usize,
+    op: Op,
+) -> Result<Buffer> {
+    let out = super::map::copy(gpu, base, len * ty.size())?;
+    if n == 0 {
+        return Ok(out);
+    }
+    if len == 0 {
+        let mut b = [0u8; 8];
+        gpu.read_small(idx, &mut b[..idx_ty.size()])?;
+        return Err(Error::IndexOutOfBounds {
+            index: u64::from_le_bytes(b),
+            len,
+        });
+    }
+    let bits = if len <= 1 {
+        0
+    } else {
+        64 - ((len - 1) as u64).leading_zeros()
+    };
+    let (keys, sorted) = sort(
+        gpu,
+        idx_ty,
+        idx,
+        n,
+        Values::Given(ty, vals),
+        bits,
+        len as u64,
+    )?;
+    let sorted = sorted.ok_or_else(|| Error::Cuda("sort returned no values".into()))?;
+    let size = ty.size();
+    let aligned = all_aligned(
+        tuning::vec(size),
+        &[(sorted.ptr(), size), (keys.ptr(), idx_ty.size())],
+    );
+    let kernel = gpu.jit.get(&instance(ty, idx_ty, op, aligned))?;
+    launch_single_pass(
+        gpu,
+        &kernel,
+        tiles(n, size),
+        tuning::scan(size).block,
+        || {
+            Args::new()
+                .ptr(keys.ptr())
+                .ptr(sorted.ptr())
+                .ptr(out.ptr())
+                .u64(n as u64)
+        },
+    )?;
+    Ok(out)
+}

@@ -1,0 +1,525 @@
+//! The GPU backend: one CUDA device (its primary context and one stream per `Device`), device
+//! memory from the stream-ordered pool, kernel launches, and one module per algorithm family.
+//!
+//! Every `unsafe` block of the crate lives in this folder.
+
+pub(crate) mod alloc;
+pub(crate) mod combine;
+pub(crate) mod compact;
+pub(crate) mod gather;
+pub(crate) mod histogram;
+pub(crate) mod jit;
+pub(crate) mod launch;
+pub(crate) mod map;
+pub(crate) mod reduce;
+pub(crate) mod scan;
+pub(crate) mod segment;
+pub(crate) mod sort;
+pub(crate) mod tuning;
+
+use crate::error::{Error, Result};
+use cudarc::driver::sys;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub(crate) use alloc::{Buffer, Ptr};
+pub(crate) use launch::Args;
+
+/// Turns a driver status into `Ok` or `Error::Cuda` naming the call.
+pub(crate) fn check(r: sys::CUresult, call: &'static str) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(driver_error(r, call))
+    }
+}
+
+fn driver_error(r: sys::CUresult, call: &'static str) -> Error {
+    let e = cudarc::driver::result::DriverError(r);
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{r:?}"));
+    let desc = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Error::Cuda(format!("{call}: {name} ({desc})"))
+}
+
+/// Whether the CUDA driver library can be loaded (cudarc panics on first use where it cannot,
+/// so this is asked first, once).
+fn driver_present() -> bool {
+    static P: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open the library by its candidate names.
+    *P.get_or_init(|| unsafe { sys::is_culib_present() })
+}
+
+/// Whether the NVRTC library can be loaded.
+pub(crate) fn nvrtc_present() -> bool {
+    static P: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open the library by its candidate names.
+    *P.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+}
+
+/// Whether the driver library exports `name` (for entry points newer than the oldest
+/// supported driver; cudarc panics when a missing one is called).
+fn driver_has(name: &str) -> bool {
+    // SAFETY: `culib` is only called once `driver_present` said the library loads; looking up a
+    // symbol has no side effects.
+    driver_present() && unsafe { sys::culib().get::<*const c_void>(name.as_bytes()).is_ok() }
+}
+
+/// Per-stream bookkeeping of the single-pass kernels (scans, compaction, sort passes): their
+/// tile counter and the status words of their look-back.
+pub(crate) struct StreamState {
+    /// Value the tile counter will have when the next launch starts (the counter only grows,
+    /// so a launch's tiles are `counter - base`).
+    counter_base: u32,
+    /// Launch number written into status words, so they need no clearing between launches.
+    epoch: u32,
+    /// Status words; zeroed when allocated.
+    status: Option<alloc::Raw>,
+}
+
+/// What a single-pass launch gets from `Gpu::single_pass`.
+pub(crate) struct PassSlots {
+    pub counter: Ptr,
+    pub base: u32,
+    pub epoch: u32,
+    pub status: Ptr,
+}
+
+/// One CUDA device as used by one `Device` value (and its clones): the device's primary
+/// context, a stream of its own, and the module cache shared by every `Device` on that GPU.
+pub(crate) struct Gpu {
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+    pub stream: sys::CUstream,
+    pool: sys::CUmemoryPool,
+    pub name: String,
+    /// Multiprocessors.
+    pub sms: u32,
+    pub jit: Arc<jit::Jit>,
+    /// Counters that kernels leave at zero (reduce's "last block" counter, ...), and the
+    /// single-pass tile counter.
+    counters: alloc::Raw,
+    state: Mutex<StreamState>,
+    /// Page-locked host memory for small read-backs (counts, reduction results, error words).
+    staging: Mutex<alloc::Pinned>,
+}
+
+// SAFETY: the driver handles (context, stream, pool) may be used from any thread once the
+// context is made current, which `bind` does before every use; the mutable state is behind
+// mutexes.
+unsafe impl Send for Gpu {}
+// SAFETY: as above.
+unsafe impl Sync for Gpu {}
+
+/// Index of the counters in `Gpu::counters` (each a 32-bit word).
+pub(crate) mod counter {
+    /// The tile counter of single-pass kernels (only grows; see `StreamState`).
+    pub const TILES: usize = 0;
+    /// The "blocks done" counter of kernels whose last block finishes the work (reset to 0
+    /// by that block).
+    pub const DONE: usize = 1;
+    /// Words in the counter block.
+    pub const WORDS: usize = 64;
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` with a new stream.
+    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        if !driver_present() {
+            return Err(Error::NoCuda(
+                "the CUDA driver library (libcuda.so) was not found".into(),
+            ));
+        }
+        // SAFETY: cuInit may be called any number of times.
+        let r = unsafe { sys::cuInit(0) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(Error::NoCuda(driver_error(r, "cuInit").to_string()));
+        }
+        let mut count = 0;
+        // SAFETY: writes one int.
+        check(
+            unsafe { sys::cuDeviceGetCount(&mut count) },
+            "cuDeviceGetCount",
+        )
+        .map_err(|e| Error::NoCuda(e.to_string()))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoCuda(format!(
+                "GPU {ordinal} requested, {count} present"
+            )));
+        }
+        if !nvrtc_present() {
+            return Err(Error::NoCuda(
+                "the NVRTC library (libnvrtc.so) was not found; devseq compiles its kernels with it"
+                    .into(),
+            ));
+        }
+        let mut dev = 0;
+        // SAFETY: ordinal checked above; writes one handle.
+        check(
+            unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) },
+            "cuDeviceGet",
+        )?;
+        let attr = |a: sys::CUdevice_attribute| -> Result<i32> {
+            let mut v = 0;
+            // SAFETY: valid device handle; writes one int.
+            check(
+                unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) },
+                "cuDeviceGetAttribute",
+            )?;
+            Ok(v)
+        };
+        use sys::CUdevice_attribute as A;
+        let cc = (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+        let mut name_buf = [0 as std::ffi::c_char; 256];
+        // SAFETY: the buffer holds 256 bytes, as passed.
+        check(
+            unsafe { sys::cuDeviceGetName(name_buf.as_mut_ptr(), 256, dev) },
+            "cuDeviceGetName",
+        )?;
+        // SAFETY: the driver wrote a NUL-terminated string into the buffer.
+        let name = unsafe { std::ffi::CStr::from_ptr(name_buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: valid device; retains (and on first use creates) its primary context.
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        // SAFETY: the context was just retained.
+        check(unsafe { sys::cuCtxSetCurrent(ctx) }, "cuCtxSetCurrent")?;
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: a context is current; writes one handle.
+        check(
+            unsafe {
+                sys::cuStreamCreate(
+                    &mut stream,
+                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                )
+            },
+            "cuStreamCreate",
+        )?;
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: valid device; writes one handle.
+        check(
+            unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) },
+            "cuDeviceGetDefaultMemPool",
+        )?;
+        let mut keep: u64 = u64::MAX;
+        // SAFETY: the attribute takes a u64, passed by pointer. Freed memory then stays in the
+        // pool for the next allocation instead of going back to the driver at every sync.
+        check(
+            unsafe {
+                sys::cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    &mut keep as *mut u64 as *mut c_void,
+                )
+            },
+            "cuMemPoolSetAttribute",
+        )?;
+        let counters = alloc::Raw::zeroed(counter::WORDS * 4, stream)?;
+        let staging = alloc::Pinned::new(4096)?;
+        let jit = jit::Jit::for_device(ordinal, ctx, cc)?;
+        Ok(Arc::new(Gpu {
+            dev,
+            ctx,
+            stream,
+            pool,
+            name,
+            sms,
+            jit,
+            counters,
+            state: Mutex::new(StreamState {
+                counter_base: 0,
+                epoch: 0,
+                status: None,
+            }),
+            staging: Mutex::new(staging),
+        }))
+    }
+
+    /// Makes this GPU's context current on the calling thread (cheap; done before every use).
+    pub fn bind(&self) -> Result<()> {
+        // SAFETY: the context is retained for the lifetime of `self`.
+        check(unsafe { sys::cuCtxSetCurrent(self.ctx) }, "cuCtxSetCurrent")
+    }
+
+    /// Waits for all work queued on this stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the stream lives as long as `self`.
+        check(
+            unsafe { sys::cuStreamSynchronize(self.stream) },
+            "cuStreamSynchronize",
+        )
+    }
+
+    /// Total and free device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two sizes.
+        check(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
+            "cuMemGetInfo",
+        )?;
+        Ok((total, free))
+    }
+
+    /// The address of counter word `i`.
+    pub fn counter(&self, i: usize) -> Ptr {
+        Ptr(self.counters.ptr + 4 * i as u64)
+    }
+
+    /// Reserves what a single-pass (look-back) launch of `tiles` tiles needs: its slice of the
+    /// tile counter, an epoch, and at least `status_bytes` of status words. `launch` is called
+    /// with them while the reservation is held, so launches take their tiles in the order they
+    /// reserved them.
+    pub fn single_pass(
+        &self,
+        tiles: u64,
+        status_bytes: usize,
+        launch: impl FnOnce(&PassSlots) -> Result<()>,
+    ) -> Result<()> {
+        let mut st = self
+            .state
+            .lock()
+            .map_err(|_| Error::Cuda("stream state lock poisoned".into()))?;
+        let need = status_bytes.max(256);
+        if st.status.as_ref().is_none_or(|s| s.bytes < need) {
+            // Grow by doubling; the old buffer is freed in stream order, after the launches
+            // that used it.
+            let bytes = need
+                .max(st.status.as_ref().map_or(0, |s| s.bytes * 2))
+                .next_multiple_of(1 << 16);
+            let fresh = alloc::Raw::zeroed(bytes, self.stream)?;
+            if let Some(old) = st.status.replace(fresh) {
+                old.free(self.stream);
+            }
+            st.epoch = 0;
+        }
+        // Epochs are 30 bits (kernels keep flag bits beside them); past that, clear and restart.
+        if st.epoch >= (1 << 30) - 1 {
+            let s = st.status.as_ref().map_or(Ptr(0), |s| Ptr(s.ptr));
+            let bytes = st.status.as_ref().map_or(0, |s| s.bytes);
+            self.memset_u8(s, 0, bytes)?;
+            st.epoch = 0;
+        }
+        st.epoch += 1;
+        let slots = PassSlots {
+            counter: self.counter(counter::TILES),
+            base: st.counter_base,
+            epoch: st.epoch,
+            status: st.status.as_ref().map_or(Ptr(0), |s| Ptr(s.ptr)),
+        };
+        launch(&slots)?;
+        st.counter_base = st.counter_base.wrapping_add(tiles as u32);
+        Ok(())
+    }
+
+    /// Copies `bytes` from device address `src` to the host, waiting for the stream.
+    pub fn read_small(&self, src: Ptr, out: &mut [u8]) -> Result<()> {
+        let staging = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Cuda("staging lock poisoned".into()))?;
+        if out.len() > staging.bytes {
+            drop(staging);
+            return self.read_pageable(src, out);
+        }
+        self.bind()?;
+        // SAFETY: the staging buffer holds `staging.bytes >= out.len()` bytes; `src` is a
+        // device address of at least `out.len()` bytes (callers pass their own buffers).
+        unsafe {
+            check(
+                sys::cuMemcpyDtoHAsync_v2(staging.ptr, src.0, out.len(), self.stream),
+                "cuMemcpyDtoHAsync",
+            )?;
+            check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize")?;
+            std::ptr::copy_nonoverlapping(staging.ptr as *const u8, out.as_mut_ptr(), out.len());
+        }
+        Ok(())
+    }
+
+    /// Copies device memory to a host slice of any size, waiting for the stream.
+    pub fn read_pageable(&self, src: Ptr, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `out` is a live host buffer of `out.len()` bytes; `src` points at as many
+        // device bytes (callers pass a sequence's own range).
+        unsafe {
+            check(
+                sys::cuMemcpyDtoHAsync_v2(
+                    out.as_mut_ptr() as *mut c_void,
+                    src.0,
+                    out.len(),
+                    self.stream,
+                ),
+                "cuMemcpyDtoHAsync",
+            )?;
+            check(sys::cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        }
+    }
+
+    /// Reads one little-endian u64 from device memory (waits for the stream).
+    pub fn read_u64(&self, src: Ptr) -> Result<u64> {
+        let mut b = [0u8; 8];
+        self.read_small(src, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Copies host bytes to device memory (queued; the host bytes may be dropped on return).
+    pub fn write(&self, dst: Ptr, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` has room for `data.len()` bytes (a buffer allocated for them). From
+        // pageable memory the driver stages the bytes before returning, so `data` may go.
+        check(
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    dst.0,
+                    data.as_ptr() as *const c_void,
+                    data.len(),
+                    self.stream,
+                )
+            },
+            "cuMemcpyHtoDAsync",
+        )
+    }
+
+    /// Queues a device-to-device copy.
+    pub fn copy(&self, dst: Ptr, src: Ptr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: both ranges are `bytes` long inside live buffers (callers' invariant).
+        check(
+            unsafe { sys::cuMemcpyDtoDAsync_v2(dst.0, src.0, bytes, self.stream) },
+            "cuMemcpyDtoDAsync",
+        )
+    }
+
+    /// Queues a fill of `count` bytes with `v`.
+    pub fn memset_u8(&self, dst: Ptr, v: u8, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` has room for `count` bytes.
+        check(
+            unsafe { sys::cuMemsetD8Async(dst.0, v, count, self.stream) },
+            "cuMemsetD8Async",
+        )
+    }
+
+    /// Queues a fill of `count` 16-bit words (`dst` 2-byte aligned).
+    pub fn memset_u16(&self, dst: Ptr, v: u16, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` is 2-byte aligned with room for `count` words.
+        check(
+            unsafe { sys::cuMemsetD16Async(dst.0, v, count, self.stream) },
+            "cuMemsetD16Async",
+        )
+    }
+
+    /// Queues a fill of `count` 32-bit words (`dst` 4-byte aligned).
+    pub fn memset_u32(&self, dst: Ptr, v: u32, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` is 4-byte aligned with room for `count` words.
+        check(
+            unsafe { sys::cuMemsetD32Async(dst.0, v, count, self.stream) },
+            "cuMemsetD32Async",
+        )
+    }
+
+    /// Runs `f` between two events on this stream and returns the milliseconds between them
+    /// (waits for the stream).
+    pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
+        if !driver_has("cuEventElapsedTime_v2") {
+            return Err(Error::NoCuda(
+                "the driver lacks cuEventElapsedTime_v2 (CUDA 12.8 or later)".into(),
+            ));
+        }
+        self.bind()?;
+        let mut ev = [std::ptr::null_mut(); 2];
+        for e in ev.iter_mut() {
+            // SAFETY: writes one handle; the context is current.
+            check(
+                unsafe { sys::cuEventCreate(e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+                "cuEventCreate",
+            )?;
+        }
+        let run = || -> Result<f64> {
+            // SAFETY: the events were created above; the stream lives as long as `self`.
+            check(
+                unsafe { sys::cuEventRecord(ev[0], self.stream) },
+                "cuEventRecord",
+            )?;
+            f()?;
+            self.bind()?;
+            let mut ms = 0f32;
+            // SAFETY: as above; elapsed time is read after the end event completed.
+            unsafe {
+                check(sys::cuEventRecord(ev[1], self.stream), "cuEventRecord")?;
+                check(sys::cuEventSynchronize(ev[1]), "cuEventSynchronize")?;
+                check(
+                    sys::cuEventElapsedTime_v2(&mut ms, ev[0], ev[1]),
+                    "cuEventElapsedTime",
+                )?;
+            }
+            Ok(ms as f64)
+        };
+        let r = run();
+        for e in ev {
+            // SAFETY: destroying events we created; pending records complete first.
+            unsafe { sys::cuEventDestroy_v2(e) };
+        }
+        r
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: no buffer outlives its `Gpu` (each holds an `Arc` to it), so after the
+        // stream drains nothing uses the counters, the status words, the stream or this
+        // reference to the primary context.
+        unsafe {
+            sys::cuCtxSetCurrent(self.ctx);
+            sys::cuStreamSynchronize(self.stream);
+            if let Ok(mut st) = self.state.lock()
+                && let Some(s) = st.status.take()
+            {
+                s.free(self.stream);
+            }
+            self.counters.free_ref(self.stream);
+            sys::cuStreamSynchronize(self.stream);
+            if let Ok(mut p) = self.staging.lock() {
+                p.free();
+            }
+            sys::cuStreamDestroy_v2(self.stream);
+            sys::cuDevicePrimaryCtxRelease_v2(self.dev);
+        }
+        let _ = self.pool;
+    }
+}

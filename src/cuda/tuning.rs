@@ -1,0 +1,59 @@
+//! Launch shapes per kernel family, by element size. Each entry says where its numbers came
+//! from; "first choice" entries are reasoned, not yet measured, and are revisited with the
+//! benchmark (docs/performance.md).
+
+/// Threads a block and rounds a tile (a round is one 16-byte access a thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub block: u32,
+    pub rounds: u32,
+}
+
+/// Elements a thread takes in one 16-byte access (`size` the widest element involved).
+pub(crate) fn vec(size: usize) -> u32 {
+    (16 / size.clamp(1, 16)) as u32
+}
+
+/// Map, fill, sequence: 256 threads, 2 rounds (32 bytes in flight a thread), grid-stride
+/// over a single wave. First choice: enough loads in flight for HBM3 (about 30 KB a
+/// multiprocessor at full occupancy).
+pub(crate) const MAP: Shape = Shape {
+    block: 256,
+    rounds: 2,
+};
+
+/// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
+/// choice, as CUB's reduce tuning for 4-byte types (256 threads, 16 items).
+pub(crate) const REDUCE: Shape = Shape {
+    block: 256,
+    rounds: 4,
+};
+
+/// Single-pass scans (scan, segmented scan and reduce, compaction): 256 threads (8 warps)
+/// and rounds such that a thread holds 16 elements (8 for 8-byte types); rounds x warps must
+/// not exceed 32 (one warp scans the chunk totals). First choice, after CUB's scan tuning
+/// for 4-byte types on sm_90 (nominal 256 threads x 16 items).
+pub(crate) fn scan(size: usize) -> Shape {
+    Shape {
+        block: 256,
+        rounds: match size {
+            1 => 1,
+            2 => 2,
+            _ => 4,
+        },
+    }
+}
+
+/// Tiles a window of the deterministic look-back (`LOOKBACK_WINDOW` in
+/// kernels/block/scan.cuh; keep them equal).
+pub(crate) const LOOKBACK_WINDOW: u64 = 128;
+
+/// Bytes of a look-back status slot (`ds::Slot`).
+pub(crate) const SLOT_BYTES: usize = 32;
+
+/// Gather and scatter: 256 threads, 2 rounds of indices (8 random accesses in flight a
+/// thread for 4-byte indices). First choice.
+pub(crate) const GATHER: Shape = Shape {
+    block: 256,
+    rounds: 2,
+};

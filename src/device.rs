@@ -1,0 +1,194 @@
+//! `Device`: where sequences live and work runs (one CUDA GPU with its stream, or the host).
+
+use crate::cuda::Gpu;
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+/// Where sequences live and work runs: one CUDA GPU with a stream of its own, or the host CPU
+/// (a rayon thread pool).
+///
+/// `Device` is `Clone + Send + Sync`; clones share the GPU context and stream, and work queued
+/// through any clone runs in order. Two `Device::cuda(0)` values are two streams on one GPU:
+/// their work may overlap, and their sequences cannot be mixed (`Error::DeviceMismatch`).
+/// Every `Device::host()` is the same device.
+///
+/// Work is queued on the device's stream and runs asynchronously; a call that returns host
+/// data (`to_vec`, `reduce`, `fold`, or a length known only from the data) waits for what it
+/// needs.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::Device;
+/// let dev = Device::auto()?; // DEVSEQ_DEVICE decides, else GPU 0 where there is one
+/// println!("running on {}", dev.name());
+/// assert_eq!(Device::host().is_cuda(), false);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) kind: Kind,
+}
+
+#[derive(Clone)]
+pub(crate) enum Kind {
+    Host,
+    Cuda(Arc<Gpu>),
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Device({})", self.name())
+    }
+}
+
+impl Device {
+    /// The device `DEVSEQ_DEVICE` names (`cpu`, `cuda` for GPU 0, or `cuda:N`); where it is
+    /// unset, GPU 0 when a driver, a GPU and NVRTC are present, else the host.
+    ///
+    /// Never panics, also where no CUDA library is installed.
+    ///
+    /// # Errors
+    ///
+    /// `Error::NoCuda` when `DEVSEQ_DEVICE` asks for a GPU that cannot be used (never a silent
+    /// fallback); `Error::InvalidArgument` for any other value of `DEVSEQ_DEVICE`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let dev = devseq::Device::auto()?;
+    /// assert!(!dev.name().is_empty());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn auto() -> Result<Device> {
+        match std::env::var("DEVSEQ_DEVICE") {
+            Ok(v) if !v.trim().is_empty() => Self::parse(v.trim()),
+            _ => Ok(Self::cuda(0).unwrap_or_else(|_| Self::host())),
+        }
+    }
+
+    fn parse(v: &str) -> Result<Device> {
+        let lower = v.to_ascii_lowercase();
+        match lower.as_str() {
+            "cpu" | "host" => Ok(Self::host()),
+            "cuda" | "gpu" => Self::cuda(0),
+            _ => match lower
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse::<usize>().ok())
+            {
+                Some(n) => Self::cuda(n),
+                None => Err(Error::InvalidArgument(format!(
+                    "DEVSEQ_DEVICE={v}: expected cpu, cuda or cuda:N"
+                ))),
+            },
+        }
+    }
+
+    /// The host CPU backend (rayon's global thread pool).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let dev = devseq::Device::host();
+    /// assert!(dev.name().starts_with("host"));
+    /// ```
+    pub fn host() -> Device {
+        Device { kind: Kind::Host }
+    }
+
+    /// GPU `ordinal`, with a new stream.
+    ///
+    /// # Errors
+    ///
+    /// `Error::NoCuda` where the CUDA driver, that GPU or NVRTC is missing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// match devseq::Device::cuda(0) {
+    ///     Ok(gpu) => assert!(gpu.is_cuda()),
+    ///     Err(e) => println!("no GPU here: {e}"),
+    /// }
+    /// ```
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        Ok(Device {
+            kind: Kind::Cuda(Gpu::new(ordinal)?),
+        })
+    }
+
+    /// Whether this is a GPU.
+    pub fn is_cuda(&self) -> bool {
+        matches!(self.kind, Kind::Cuda(_))
+    }
+
+    /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"` or `"host (16 threads)"`.
+    pub fn name(&self) -> String {
+        match &self.kind {
+            Kind::Host => format!("host ({} threads)", rayon::current_num_threads()),
+            Kind::Cuda(g) => g.name.clone(),
+        }
+    }
+
+    /// Waits for all work queued on this device (its stream).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda` where queued work failed.
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Host => Ok(()),
+            Kind::Cuda(g) => g.synchronize(),
+        }
+    }
+
+    /// Runs `f` and returns the milliseconds its device work took: between two CUDA events on
+    /// the stream (waiting for the second), or by the wall clock on the host. For benchmarks.
+    ///
+    /// # Errors
+    ///
+    /// What `f` returns, or `Error::Cuda` from the events.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<f32>::sequence(&dev, 1 << 16)?;
+    /// let ms = dev.time(|| xs.map(|x| x * 2.0).map(|_| ()))?;
+    /// assert!(ms >= 0.0);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
+        match &self.kind {
+            Kind::Host => {
+                let t = std::time::Instant::now();
+                f()?;
+                Ok(t.elapsed().as_secs_f64() * 1e3)
+            }
+            Kind::Cuda(g) => g.time(f),
+        }
+    }
+
+    /// Total and free memory of the device in bytes (the host reports zeros: it has no fixed
+    /// pool).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda` from the driver.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        match &self.kind {
+            Kind::Host => Ok((0, 0)),
+            Kind::Cuda(g) => g.memory(),
+        }
+    }
+
+    /// Whether `self` and `other` are the same device (clones of one `Device`, or both the
+    /// host).
+    pub fn same(&self, other: &Device) -> bool {
+        match (&self.kind, &other.kind) {
+            (Kind::Host, Kind::Host) => true,
+            (Kind::Cuda(a), Kind::Cuda(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}

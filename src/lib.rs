@@ -1,0 +1,58 @@
+//! devseq: data-parallel primitives over one sequence type, [`DeviceSeq<T>`], on NVIDIA GPUs
+//! (CUDA kernels compiled at run time by NVRTC) or on the host (rayon), with the same answers.
+//!
+//! # A short tour
+//!
+//! ```
+//! use devseq::{Device, DeviceSeq, Op};
+//!
+//! // The GPU where there is one (or as DEVSEQ_DEVICE says), else the host.
+//! let dev = Device::auto()?;
+//!
+//! // Sequences come from host data or are generated on the device.
+//! let xs = DeviceSeq::<f32>::sequence(&dev, 1000)?;
+//!
+//! // map takes a closure over symbolic values; it is compiled for the device.
+//! let ys = xs.map(|x| (x * 0.5).floor())?;
+//!
+//! // Reductions return host values; scans return sequences.
+//! assert_eq!(ys.reduce(Op::Max)?, 499.0);
+//! let prefix = ys.inclusive_scan(Op::Add)?;
+//! assert_eq!(prefix.slice(999..).to_vec()?, [249500.0]);
+//!
+//! // Segments are head flags; sort, histogram, gather and scatter round it off.
+//! let flags = ys.head_flags()?;
+//! let counts = DeviceSeq::filled(&dev, 1u32, 1000)?.segmented_reduce(&flags, Op::Add)?;
+//! assert_eq!(counts.len(), 500);
+//! assert!(counts.to_vec()?.iter().all(|&c| c == 2));
+//! # Ok::<(), devseq::Error>(())
+//! ```
+//!
+//! Every operation is deterministic: the same inputs on the same device give the same bits
+//! on every run, float sums and scans included. Errors are values ([`Error`]); a failed call
+//! leaves its inputs as they were.
+//!
+//! docs/guide.md walks through devices, sequences, expressions, segments, errors and the
+//! kernel cache; docs/algorithms.md describes each GPU algorithm.
+
+#![deny(missing_docs)]
+
+mod cuda;
+mod device;
+mod element;
+mod error;
+mod expr;
+mod host;
+mod op;
+mod seq;
+
+pub use device::Device;
+pub use element::{Element, Float, Index, Integer};
+pub use error::{Error, Result};
+pub use expr::{Expr, IntoExpr};
+pub use half::{bf16, f16};
+pub use op::Op;
+pub use seq::DeviceSeq;
+
+#[doc(hidden)]
+pub use element::{Num, ScalarType};
