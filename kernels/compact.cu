@@ -31,7 +31,10 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (i < n && fl[r][j] != 0) out[x[r][j]] = INDICES ? (T)i : raw[r][j];
+      if (i < n && fl[r][j] != 0) {
+        if constexpr (INDICES) out[x[r][j]] = (T)i;
+        else out[x[r][j]] = raw[r][j];
+      }
       if (i + 1 == n) *total = (u64)x[r][j] + (fl[r][j] != 0 ? 1 : 0);
     }
 }

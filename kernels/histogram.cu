@@ -8,6 +8,24 @@
 
 namespace ds {
 
+// floor(a * b / d) for a < d, exactly (128-bit product, then long division).
+DS_DEV u64 mul_div(u64 a, u64 b, u64 d) {
+  u64 hi = __umul64hi(a, b);
+  const u64 lo = a * b;
+  if (hi == 0) return lo / d;
+  u64 q = 0;
+  for (int i = 63; i >= 0; --i) {
+    const u64 carry = hi >> 63;
+    hi = (hi << 1) | ((lo >> i) & 1ull);
+    q <<= 1;
+    if (carry || hi >= d) {
+      hi -= d;
+      q |= 1;
+    }
+  }
+  return q;
+}
+
 // The bin of x, or bins (not counted).
 template <class T, bool WIDE> DS_DEV u64 bin_of(T x, u64 bins, u64 lo_bits, u64 hi_bits) {
   typedef compute_t<T> C;
@@ -24,7 +42,7 @@ template <class T, bool WIDE> DS_DEV u64 bin_of(T x, u64 bins, u64 lo_bits, u64 
     const u64 diff = (u64)(U)((U)v - (U)lo);
     const u64 range = (u64)(U)((U)hi - (U)lo);
     if constexpr (WIDE) {
-      return (u64)(((unsigned __int128)diff * bins) / range);
+      return mul_div(diff, bins, range);
     } else {
       return diff * bins / range;
     }

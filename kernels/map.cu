@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(BLOCK) ds_fill(Out* __restrict__ out, u64 n, u
   using namespace ds;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
   Out v;
-  __builtin_memcpy(&v, &bits, sizeof(Out));
+  memcpy(&v, &bits, sizeof(Out));
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     Out y[R][VEC];
 #pragma unroll

@@ -33,12 +33,12 @@ template <class T> struct key_bits {
   static constexpr U SIGN = (U)((U)1 << (sizeof(T) * 8 - 1));
   static DS_DEV U raw(T x) {
     U u;
-    __builtin_memcpy(&u, &x, sizeof(T));
+    memcpy(&u, &x, sizeof(T));
     return u;
   }
   static DS_DEV T from_raw(U u) {
     T x;
-    __builtin_memcpy(&x, &u, sizeof(T));
+    memcpy(&x, &u, sizeof(T));
     return x;
   }
   // Ordered bits: unsigned comparison of them is the key order.

@@ -275,7 +275,7 @@ pub(crate) fn float_min<F: PartialOrd + Copy>(a: F, b: F) -> F {
     let b_nan = b != b;
     if a_nan {
         b
-    } else if b_nan || !(b < a) {
+    } else if b_nan || b >= a {
         a
     } else {
         b
@@ -291,7 +291,7 @@ pub(crate) fn float_max<F: PartialOrd + Copy>(a: F, b: F) -> F {
     let b_nan = b != b;
     if a_nan {
         b
-    } else if b_nan || !(b > a) {
+    } else if b_nan || b <= a {
         a
     } else {
         b

@@ -1096,7 +1096,7 @@ impl<T: Element> DeviceSeq<T> {
         if bins == 0 {
             return Err(Error::InvalidArgument("histogram with 0 bins".into()));
         }
-        if !(lo.to_compute() < hi.to_compute()) {
+        if lo.to_compute().partial_cmp(&hi.to_compute()) != Some(std::cmp::Ordering::Less) {
             return Err(Error::InvalidArgument(format!(
                 "histogram range [{lo:?}, {hi:?}) is empty"
             )));

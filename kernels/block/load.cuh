@@ -21,13 +21,13 @@ template <class T, int VEC> DS_DEV void load_vec(const T* p, T (&v)[VEC]) {
   if constexpr (BYTES <= 16) {
     typedef typename word_of<BYTES>::T W;
     W w = *reinterpret_cast<const W*>(p);
-    __builtin_memcpy(v, &w, BYTES);
+    memcpy(v, &w, BYTES);
   } else {
     static_assert(BYTES % 16 == 0, "vectors are whole 16-byte words");
     u32x4 w[BYTES / 16];
 #pragma unroll
     for (int k = 0; k < BYTES / 16; ++k) w[k] = reinterpret_cast<const u32x4*>(p)[k];
-    __builtin_memcpy(v, w, BYTES);
+    memcpy(v, w, BYTES);
   }
 }
 template <class T, int VEC> DS_DEV void store_vec(T* p, const T (&v)[VEC]) {
@@ -35,12 +35,12 @@ template <class T, int VEC> DS_DEV void store_vec(T* p, const T (&v)[VEC]) {
   if constexpr (BYTES <= 16) {
     typedef typename word_of<BYTES>::T W;
     W w;
-    __builtin_memcpy(&w, v, BYTES);
+    memcpy(&w, v, BYTES);
     *reinterpret_cast<W*>(p) = w;
   } else {
     static_assert(BYTES % 16 == 0, "vectors are whole 16-byte words");
     u32x4 w[BYTES / 16];
-    __builtin_memcpy(w, v, BYTES);
+    memcpy(w, v, BYTES);
 #pragma unroll
     for (int k = 0; k < BYTES / 16; ++k) reinterpret_cast<u32x4*>(p)[k] = w[k];
   }

@@ -35,7 +35,7 @@ template <class V> struct SlotIO {
   static DS_DEV void put(Slot* s, V v, u32 epoch) {
     if constexpr (sizeof(V) <= 4) {
       u32 bits = 0;
-      __builtin_memcpy(&bits, &v, sizeof(V));
+      memcpy(&bits, &v, sizeof(V));
       *(volatile u64*)&s->w[0] = (u64)(epoch << 1) | ((u64)bits << 32);
     } else {
       static_assert(sizeof(V) <= 24, "slot values are at most 24 bytes");
@@ -43,7 +43,7 @@ template <class V> struct SlotIO {
       u32 words[N];
 #pragma unroll
       for (int k = 0; k < N; ++k) words[k] = 0;
-      __builtin_memcpy(words, &v, sizeof(V));
+      memcpy(words, &v, sizeof(V));
       volatile u32* d = (volatile u32*)&s->w[1];
 #pragma unroll
       for (int k = 0; k < N; ++k) d[k] = words[k];
@@ -56,7 +56,7 @@ template <class V> struct SlotIO {
       const u64 w = *(const volatile u64*)&s->w[0];
       if (((u32)w >> 1) != epoch) return false;
       const u32 bits = (u32)(w >> 32);
-      __builtin_memcpy(&v, &bits, sizeof(V));
+      memcpy(&v, &bits, sizeof(V));
       return true;
     } else {
       const u32 tag = *(const volatile u32*)&s->w[0];
@@ -67,7 +67,7 @@ template <class V> struct SlotIO {
       const volatile u32* src = (const volatile u32*)&s->w[1];
 #pragma unroll
       for (int k = 0; k < N; ++k) words[k] = src[k];
-      __builtin_memcpy(&v, words, sizeof(V));
+      memcpy(&v, words, sizeof(V));
       return true;
     }
   }
@@ -77,14 +77,14 @@ template <class V> struct SlotIO {
 template <class C> struct SlotIO4Pair {
   static DS_DEV void put(Slot* s, SegPair<C> v, u32 epoch) {
     u32 bits;
-    __builtin_memcpy(&bits, &v.v, 4);
+    memcpy(&bits, &v.v, 4);
     *(volatile u64*)&s->w[0] = (u64)((epoch << 1) | (v.f ? 1u : 0u)) | ((u64)bits << 32);
   }
   static DS_DEV bool get(const Slot* s, u32 epoch, SegPair<C>& v) {
     const u64 w = *(const volatile u64*)&s->w[0];
     if (((u32)w >> 1) != epoch) return false;
     const u32 bits = (u32)(w >> 32);
-    __builtin_memcpy(&v.v, &bits, 4);
+    memcpy(&v.v, &bits, 4);
     v.f = (u32)w & 1u;
     return true;
   }

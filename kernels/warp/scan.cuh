@@ -10,10 +10,10 @@ namespace ds {
     constexpr int N = (sizeof(V) + 3) / 4;                        \
     u32 w[N];                                                     \
     _Pragma("unroll") for (int k = 0; k < N; ++k) w[k] = 0;       \
-    __builtin_memcpy(w, &v, sizeof(V));                           \
+    memcpy(w, &v, sizeof(V));                           \
     _Pragma("unroll") for (int k = 0; k < N; ++k) w[k] = INTRINSIC(FULL, w[k], arg); \
     V r;                                                          \
-    __builtin_memcpy(&r, w, sizeof(V));                           \
+    memcpy(&r, w, sizeof(V));                           \
     return r;                                                     \
   }
 DS_SHFL(shfl_up, __shfl_up_sync)

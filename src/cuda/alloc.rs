@@ -19,7 +19,7 @@ impl Ptr {
 
     /// Whether the address is a multiple of `align`.
     pub fn aligned(self, align: usize) -> bool {
-        self.0 % align as u64 == 0
+        self.0.is_multiple_of(align as u64)
     }
 }
 

@@ -199,13 +199,7 @@ impl Jit {
         let arch = match &target {
             Target::Cubin(a) | Target::Ptx(a) => a.clone(),
         };
-        let options = vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".to_string(),
-            // No fused multiply-add contraction: host and GPU round the same way.
-            "--fmad=false".to_string(),
-            "-DNDEBUG".to_string(),
-        ];
+        let options = options(&arch);
         let jit = Arc::new(Jit {
             ctx,
             target,
@@ -272,7 +266,7 @@ impl Jit {
             }
             return Ok(k);
         }
-        let (lowered, image) = self.compile(source, expr)?;
+        let (lowered, image) = compile(source, expr, &self.options, &self.target)?;
         let t1 = Instant::now();
         if let Some(p) = &path {
             write_cache(p, &lowered, &image);
@@ -286,91 +280,6 @@ impl Jit {
             );
         }
         Ok(k)
-    }
-
-    /// NVRTC: the mangled name of `expr` and the image (CUBIN, or PTX with a trailing NUL).
-    fn compile(&self, source: &str, expr: &str) -> Result<(String, Vec<u8>)> {
-        let cstr = |s: &str| {
-            CString::new(s).map_err(|_| Error::InvalidArgument("NUL in kernel source".into()))
-        };
-        let src = cstr(source)?;
-        let names: Vec<CString> = FILES.iter().map(|(n, _)| cstr(n)).collect::<Result<_>>()?;
-        let texts: Vec<CString> = FILES.iter().map(|(_, t)| cstr(t)).collect::<Result<_>>()?;
-        let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
-        let text_ptrs: Vec<*const c_char> = texts.iter().map(|c| c.as_ptr()).collect();
-        let opts: Vec<CString> = self
-            .options
-            .iter()
-            .map(|o| cstr(o))
-            .collect::<Result<_>>()?;
-        let opt_ptrs: Vec<*const c_char> = opts.iter().map(|c| c.as_ptr()).collect();
-        let cexpr = cstr(expr)?;
-        let mut prog: nv::nvrtcProgram = std::ptr::null_mut();
-        // SAFETY: every pointer refers to a NUL-terminated string alive for the whole block;
-        // the header arrays have `FILES.len()` entries; the program is destroyed at the end.
-        unsafe {
-            nvrtc_check(
-                nv::nvrtcCreateProgram(
-                    &mut prog,
-                    src.as_ptr(),
-                    c"devseq.cu".as_ptr(),
-                    FILES.len() as i32,
-                    text_ptrs.as_ptr(),
-                    name_ptrs.as_ptr(),
-                ),
-                "nvrtcCreateProgram",
-            )?;
-            let result = (|| -> Result<(String, Vec<u8>)> {
-                nvrtc_check(
-                    nv::nvrtcAddNameExpression(prog, cexpr.as_ptr()),
-                    "nvrtcAddNameExpression",
-                )?;
-                let r = nv::nvrtcCompileProgram(prog, opt_ptrs.len() as i32, opt_ptrs.as_ptr());
-                if r != nv::nvrtcResult::NVRTC_SUCCESS {
-                    let mut n = 0usize;
-                    nv::nvrtcGetProgramLogSize(prog, &mut n);
-                    let mut log = vec![0u8; n.max(1)];
-                    nv::nvrtcGetProgramLog(prog, log.as_mut_ptr() as *mut c_char);
-                    let log = String::from_utf8_lossy(&log)
-                        .trim_end_matches('\0')
-                        .to_string();
-                    return Err(Error::Compile {
-                        log,
-                        source: format!("// instance: {expr}\n{source}"),
-                    });
-                }
-                let mut lowered: *const c_char = std::ptr::null();
-                nvrtc_check(
-                    nv::nvrtcGetLoweredName(prog, cexpr.as_ptr(), &mut lowered),
-                    "nvrtcGetLoweredName",
-                )?;
-                let lowered = CStr::from_ptr(lowered).to_string_lossy().into_owned();
-                let mut n = 0usize;
-                let image = match self.target {
-                    Target::Cubin(_) => {
-                        nvrtc_check(nv::nvrtcGetCUBINSize(prog, &mut n), "nvrtcGetCUBINSize")?;
-                        let mut v = vec![0u8; n];
-                        nvrtc_check(
-                            nv::nvrtcGetCUBIN(prog, v.as_mut_ptr() as *mut c_char),
-                            "nvrtcGetCUBIN",
-                        )?;
-                        v
-                    }
-                    Target::Ptx(_) => {
-                        nvrtc_check(nv::nvrtcGetPTXSize(prog, &mut n), "nvrtcGetPTXSize")?;
-                        let mut v = vec![0u8; n];
-                        nvrtc_check(
-                            nv::nvrtcGetPTX(prog, v.as_mut_ptr() as *mut c_char),
-                            "nvrtcGetPTX",
-                        )?;
-                        v
-                    }
-                };
-                Ok((lowered, image))
-            })();
-            nv::nvrtcDestroyProgram(&mut prog);
-            result
-        }
     }
 
     fn load(&self, image: &[u8], lowered: &str, expr: &str) -> Result<Kernel> {
@@ -398,6 +307,111 @@ impl Jit {
             occupancy: OnceLock::new(),
         })
     }
+}
+
+/// NVRTC: the mangled name of `expr` and the image (CUBIN, or PTX with a trailing NUL).
+fn compile(
+    source: &str,
+    expr: &str,
+    options: &[String],
+    target: &Target,
+) -> Result<(String, Vec<u8>)> {
+    let cstr = |s: &str| {
+        CString::new(s).map_err(|_| Error::InvalidArgument("NUL in kernel source".into()))
+    };
+    let src = cstr(source)?;
+    let names: Vec<CString> = FILES.iter().map(|(n, _)| cstr(n)).collect::<Result<_>>()?;
+    let texts: Vec<CString> = FILES.iter().map(|(_, t)| cstr(t)).collect::<Result<_>>()?;
+    let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
+    let text_ptrs: Vec<*const c_char> = texts.iter().map(|c| c.as_ptr()).collect();
+    let opts: Vec<CString> = options.iter().map(|o| cstr(o)).collect::<Result<_>>()?;
+    let opt_ptrs: Vec<*const c_char> = opts.iter().map(|c| c.as_ptr()).collect();
+    let cexpr = cstr(expr)?;
+    let mut prog: nv::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: every pointer refers to a NUL-terminated string alive for the whole block;
+    // the header arrays have `FILES.len()` entries; the program is destroyed at the end.
+    unsafe {
+        nvrtc_check(
+            nv::nvrtcCreateProgram(
+                &mut prog,
+                src.as_ptr(),
+                c"devseq.cu".as_ptr(),
+                FILES.len() as i32,
+                text_ptrs.as_ptr(),
+                name_ptrs.as_ptr(),
+            ),
+            "nvrtcCreateProgram",
+        )?;
+        let result = (|| -> Result<(String, Vec<u8>)> {
+            nvrtc_check(
+                nv::nvrtcAddNameExpression(prog, cexpr.as_ptr()),
+                "nvrtcAddNameExpression",
+            )?;
+            let r = nv::nvrtcCompileProgram(prog, opt_ptrs.len() as i32, opt_ptrs.as_ptr());
+            if r != nv::nvrtcResult::NVRTC_SUCCESS {
+                let mut n = 0usize;
+                nv::nvrtcGetProgramLogSize(prog, &mut n);
+                let mut log = vec![0u8; n.max(1)];
+                nv::nvrtcGetProgramLog(prog, log.as_mut_ptr() as *mut c_char);
+                let log = String::from_utf8_lossy(&log)
+                    .trim_end_matches('\0')
+                    .to_string();
+                return Err(Error::Compile {
+                    log,
+                    source: format!("// instance: {expr}\n{source}"),
+                });
+            }
+            let mut lowered: *const c_char = std::ptr::null();
+            nvrtc_check(
+                nv::nvrtcGetLoweredName(prog, cexpr.as_ptr(), &mut lowered),
+                "nvrtcGetLoweredName",
+            )?;
+            let lowered = CStr::from_ptr(lowered).to_string_lossy().into_owned();
+            let mut n = 0usize;
+            let image = match target {
+                Target::Cubin(_) => {
+                    nvrtc_check(nv::nvrtcGetCUBINSize(prog, &mut n), "nvrtcGetCUBINSize")?;
+                    let mut v = vec![0u8; n];
+                    nvrtc_check(
+                        nv::nvrtcGetCUBIN(prog, v.as_mut_ptr() as *mut c_char),
+                        "nvrtcGetCUBIN",
+                    )?;
+                    v
+                }
+                Target::Ptx(_) => {
+                    nvrtc_check(nv::nvrtcGetPTXSize(prog, &mut n), "nvrtcGetPTXSize")?;
+                    let mut v = vec![0u8; n];
+                    nvrtc_check(
+                        nv::nvrtcGetPTX(prog, v.as_mut_ptr() as *mut c_char),
+                        "nvrtcGetPTX",
+                    )?;
+                    v
+                }
+            };
+            Ok((lowered, image))
+        })();
+        nv::nvrtcDestroyProgram(&mut prog);
+        result
+    }
+}
+
+/// Compiles `inst` for `arch` (e.g. `sm_90`) without a device, as `Jit` would: a check that
+/// every template instantiates, for the kernel compile test.
+#[cfg(test)]
+pub(crate) fn compile_for(arch: &str, inst: &Instance) -> Result<Vec<u8>> {
+    let target = Target::Cubin(arch.to_string());
+    compile(&inst.source, &inst.expr, &options(arch), &target).map(|(_, image)| image)
+}
+
+/// NVRTC's options for `arch`.
+fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+        // No fused multiply-add contraction: host and GPU round the same way.
+        "--fmad=false".to_string(),
+        "-DNDEBUG".to_string(),
+    ]
 }
 
 const MAGIC: &[u8; 4] = b"DSQ1";

@@ -523,3 +523,159 @@ impl Drop for Gpu {
         let _ = self.pool;
     }
 }
+
+/// Compiles the kernel instances of every family with NVRTC for sm_90, without a GPU: every
+/// element type, operator and variant the launchers can ask for. Needs the NVRTC library,
+/// so it is ignored by default: `cargo test --lib -- --ignored kernels_compile`. With
+/// `DEVSEQ_DUMP_DIR` set, the images are written there (for cuobjdump).
+#[cfg(test)]
+mod compile_check {
+    use super::jit::{Instance, compile_for};
+    use crate::element::ScalarType;
+    use crate::expr::{Expr, trace};
+    use crate::op::Op;
+    use rayon::prelude::*;
+
+    fn ops_for(t: ScalarType) -> Vec<Op> {
+        Op::ALL
+            .into_iter()
+            .filter(|o| !(o.is_bitwise() && t.is_float()))
+            .collect()
+    }
+
+    fn instances() -> Vec<Instance> {
+        let mut v = Vec::new();
+        let idx = [ScalarType::U32, ScalarType::U64];
+        for t in ScalarType::ALL {
+            v.push(super::map::generator_instance("ds_sequence", t));
+            v.push(super::map::generator_instance("ds_fill", t));
+            v.push(super::segment::head_flags_instance(t));
+            v.push(super::histogram::instance(t, 256));
+            v.push(super::histogram::instance(t, 100_000));
+            v.push(super::sort::hist_instance(t));
+            v.push(super::sort::pass_instance(t, super::sort::Values::None));
+            v.push(super::sort::copy_instance(t, super::sort::Values::None));
+            for u in [ScalarType::U8, ScalarType::F64, ScalarType::U32] {
+                v.push(super::sort::pass_instance(
+                    t,
+                    super::sort::Values::Given(u, super::Ptr(0)),
+                ));
+            }
+            for i in idx {
+                v.push(super::sort::pass_instance(
+                    t,
+                    super::sort::Values::Positions(i),
+                ));
+                v.push(super::gather::instance("ds_gather", t, i, true));
+                v.push(super::gather::instance("ds_scatter", t, i, false));
+                v.push(super::compact::instance(i, false, true, true));
+            }
+            v.push(super::compact::instance(t, false, true, false));
+            v.push(super::compact::instance(t, true, false, false));
+            for op in ops_for(t) {
+                v.push(super::reduce::instance(
+                    t,
+                    op,
+                    super::reduce::Load::Value,
+                    true,
+                ));
+                v.push(super::scan::instance(t, op, true, false));
+                v.push(super::scan::instance(t, op, true, true));
+                v.push(super::segment::scan_instance(t, op, true, false));
+                v.push(super::segment::scan_instance(t, op, true, true));
+                v.push(super::segment::reduce_instance(t, op, false, true));
+                v.push(super::combine::instance(t, ScalarType::U32, op, true));
+            }
+            v.push(super::reduce::instance(
+                t,
+                Op::Add,
+                super::reduce::Load::Value,
+                false,
+            ));
+            v.push(super::scan::instance(t, Op::Max, false, false));
+            v.push(super::segment::reduce_instance(t, Op::Add, true, false));
+            v.push(super::combine::instance(t, ScalarType::U64, Op::Min, false));
+        }
+        v.push(super::reduce::instance(
+            ScalarType::U8,
+            Op::Add,
+            super::reduce::Load::Nonzero,
+            true,
+        ));
+        // Map: one graph with every operator, per type pair.
+        let g = trace(&[ScalarType::F32, ScalarType::I32], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            let k = Expr::<i32>::from_node(id, a[1]);
+            let y = (x * 2.0 + 1.0)
+                .sqrt()
+                .exp()
+                .ln()
+                .sin()
+                .cos()
+                .tanh()
+                .floor()
+                .ceil();
+            let z = (y.round().abs().powf(x) - x / 3.0).min(x).max(-x);
+            let m = ((k % 7) & 3 | 1) ^ !k;
+            let s = (m << 3u32) >> Expr::constant(1u32);
+            let c = Expr::select(z.lt(1.0), s.cast::<f32>(), -z);
+            c.cast::<half::f16>()
+                .cast::<half::bf16>()
+                .cast::<f64>()
+                .cast::<u8>()
+                .cast::<i64>()
+        })
+        .unwrap();
+        v.push(super::map::map_instance(&g, true));
+        v.push(super::map::map_instance(&g, false));
+        let g = trace(&[ScalarType::U8], |a, id| {
+            Expr::<u8>::from_node(id, a[0]).cast::<f32>().cast::<u8>()
+        })
+        .unwrap();
+        v.push(super::map::map_instance(&g, true));
+        // The benchmark's map.
+        let g = trace(&[ScalarType::F32], |a, id| {
+            Expr::<f32>::from_node(id, a[0]) * 2.0 + 1.0
+        })
+        .unwrap();
+        v.push(super::map::map_instance(&g, true));
+        v.sort_by(|a, b| a.expr.cmp(&b.expr));
+        v.dedup();
+        v
+    }
+
+    #[test]
+    #[ignore = "needs the NVRTC library; run with --ignored"]
+    fn kernels_compile() {
+        let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
+        let all = instances();
+        let failures: Vec<String> = all
+            .par_iter()
+            .filter_map(|inst| match compile_for("sm_90", inst) {
+                Ok(image) => {
+                    if let Some(d) = &dump {
+                        let name: String = inst
+                            .expr
+                            .chars()
+                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                            .collect();
+                        let _ = std::fs::create_dir_all(d);
+                        let _ = std::fs::write(d.join(format!("{name}.cubin")), image);
+                    }
+                    None
+                }
+                Err(crate::Error::Compile { log, .. }) => Some(format!("{}:\n{log}", inst.expr)),
+                Err(e) => Some(format!("{}: {e}", inst.expr)),
+            })
+            .collect();
+        println!(
+            "{} instances compiled, {} failed",
+            all.len(),
+            failures.len()
+        );
+        for f in failures.iter().take(5) {
+            println!("{f}");
+        }
+        assert!(failures.is_empty());
+    }
+}

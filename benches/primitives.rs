@@ -1,0 +1,142 @@
+//! The GPU benchmark: each primitive timed with CUDA events (median of 15 runs after a
+//! warm-up), printed in the format of ../shared/anchors/cub_bench.cu so that
+//! `bash .gpu/run.sh compare` joins both into a ratio table:
+//!
+//!     NAME n=2^K  MS ms  GELEM Gelem/s  GBPS GB/s
+//!
+//! Inputs are those the peer's header describes, generated on the device with devseq itself.
+//! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
+//! Arguments other than `--bench` are substrings that select primitives by name.
+
+use devseq::{Device, DeviceSeq, Expr, Op, Result};
+
+/// The peer's 32-bit mixer, as an expression.
+fn hash(i: Expr<u32>) -> Expr<u32> {
+    let x = (i * 2654435761u32) ^ 12345u32;
+    let x = x ^ (x >> 16u32);
+    let x = x * 0x7feb352du32;
+    let x = x ^ (x >> 15u32);
+    let x = x * 0x846ca68bu32;
+    x ^ (x >> 16u32)
+}
+
+struct Bench {
+    dev: Device,
+    reps: usize,
+    filter: Vec<String>,
+}
+
+impl Bench {
+    fn run(
+        &self,
+        name: &str,
+        lg: u32,
+        bytes_per_elem: f64,
+        f: impl Fn() -> Result<()>,
+    ) -> Result<()> {
+        if !self.filter.is_empty() && !self.filter.iter().any(|s| name.contains(s.as_str())) {
+            return Ok(());
+        }
+        self.dev.time(&f)?; // warm-up: compiles and caches the kernels
+        let mut t: Vec<f64> = (0..self.reps)
+            .map(|_| self.dev.time(&f))
+            .collect::<Result<_>>()?;
+        t.sort_by(f64::total_cmp);
+        let ms = t[t.len() / 2];
+        let n = (1u64 << lg) as f64;
+        println!(
+            "{:<30} n=2^{:<2} {:10.4} ms {:9.2} Gelem/s {:8.1} GB/s",
+            name,
+            lg,
+            ms,
+            n / ms / 1e6,
+            n * bytes_per_elem / ms / 1e6
+        );
+        Ok(())
+    }
+}
+
+fn main() -> Result<()> {
+    let dev = Device::auto()?;
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let (lgs, reps): (&[u32], usize) = if dev.is_cuda() {
+        (&[16, 20, 24, 28], 15)
+    } else {
+        (&[16, 20], 5)
+    };
+    println!("# devseq {} on {}", env!("CARGO_PKG_VERSION"), dev.name());
+    let b = Bench {
+        dev: dev.clone(),
+        reps,
+        filter,
+    };
+    for &lg in lgs {
+        let n = 1usize << lg;
+        let idx = DeviceSeq::<u32>::sequence(&dev, n)?;
+        let keys = idx.map(hash)?;
+        let f = keys.map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?;
+        let ints = keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?;
+
+        b.run("copy_f32", lg, 8.0, || f.copy().map(drop))?;
+        b.run("map_f32", lg, 8.0, || f.map(|x| x * 2.0 + 1.0).map(drop))?;
+        b.run("reduce_add_f32", lg, 4.0, || {
+            f.reduce_to_seq(Op::Add).map(drop)
+        })?;
+        b.run("reduce_add_i32", lg, 4.0, || {
+            ints.reduce_to_seq(Op::Add).map(drop)
+        })?;
+        b.run("reduce_max_f32", lg, 4.0, || {
+            f.reduce_to_seq(Op::Max).map(drop)
+        })?;
+        b.run("inclusive_scan_add_i32", lg, 8.0, || {
+            ints.inclusive_scan(Op::Add).map(drop)
+        })?;
+        b.run("exclusive_scan_add_f32", lg, 8.0, || {
+            f.exclusive_scan(0.0, Op::Add).map(drop)
+        })?;
+        {
+            let flags = idx.map(|i| (i % 1000u32).eq(0))?;
+            b.run("segmented_scan_add_i32", lg, 8.0, || {
+                ints.segmented_inclusive_scan(&flags, Op::Add).map(drop)
+            })?;
+        }
+        {
+            let perm = keys.argsort::<u32>()?;
+            let base = DeviceSeq::filled(&dev, 0f32, n)?;
+            b.run("gather_f32", lg, 12.0, || f.gather(&perm).map(drop))?;
+            b.run("scatter_f32", lg, 12.0, || {
+                f.scatter(&perm, &base).map(drop)
+            })?;
+        }
+        b.run("sort_u32", lg, 8.0, || keys.sort().map(drop))?;
+        b.run("sort_f32", lg, 8.0, || f.sort().map(drop))?;
+        b.run("sort_pairs_u32", lg, 16.0, || {
+            keys.sort_pairs(&idx).map(drop)
+        })?;
+        {
+            let m = (n / 16) as u32;
+            let bins = keys.map(move |k| k % m)?;
+            let zeros = DeviceSeq::filled(&dev, 0f32, n / 16)?;
+            b.run("scatter_combine_add_f32", lg, 12.0, || {
+                f.scatter_combine(&bins, &zeros, Op::Add).map(drop)
+            })?;
+        }
+        {
+            let h = keys.map(|k| k & 255u32)?;
+            b.run("histogram_256_u32", lg, 4.0, || {
+                h.histogram(256, 0, 256).map(drop)
+            })?;
+        }
+        {
+            let a = idx.map(|i| i / 3u32)?;
+            b.run("find_repeats_u32", lg, 4.0, || {
+                let eq = a.slice(..n - 1).zip_map(&a.slice(1..), |x, y| x.eq(y))?;
+                eq.nonzero_indices::<u32>().map(drop)
+            })?;
+        }
+    }
+    Ok(())
+}

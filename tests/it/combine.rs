@@ -1,0 +1,85 @@
+use crate::common::*;
+use crate::for_types;
+use devseq::{Error, Op};
+
+fn oracle<X: T>(xs: &[X], idx: &[u32], base: &[X], op: Op) -> Vec<X> {
+    let mut acc: Vec<Option<X::Acc>> = vec![None; base.len()];
+    for (x, &k) in xs.iter().zip(idx) {
+        let a = &mut acc[k as usize];
+        *a = Some(match *a {
+            None => x.acc(),
+            Some(p) => X::op(op, p, x.acc()),
+        });
+    }
+    acc.iter()
+        .zip(base)
+        .map(|(a, b)| match a {
+            None => *b,
+            Some(v) => X::from_acc(X::op(op, *v, b.acc())),
+        })
+        .collect()
+}
+
+fn combines<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for op in ops::<X>() {
+        for &n in SMALL_SIZES.iter().chain(&[1_000_003usize]) {
+            for slots in [1usize, 16, (n / 16).max(1)] {
+                let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+                let idx: Vec<u32> = (0..n).map(|_| r.below(slots as u64) as u32).collect();
+                let base: Vec<X> = draw_vec(&mut r, slots + 3, gen_for(op));
+                let got = upload(&xs)
+                    .scatter_combine(&upload(&idx), &upload(&base), op)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                assert_same(
+                    &got,
+                    &oracle(&xs, &idx, &base, op),
+                    &format!("scatter_combine {op:?} n={n} slots={slots}"),
+                );
+            }
+        }
+    }
+}
+for_types!(scatter_combine, combines);
+
+/// u64 indices, into a large base.
+#[test]
+fn u64_indices() {
+    let mut r = Rng::new("combine u64");
+    let n = 200_001;
+    let len = 3_000_000usize;
+    let xs: Vec<i64> = (0..n).map(|_| r.next() as i64).collect();
+    let idx: Vec<u64> = (0..n).map(|_| r.below(len as u64)).collect();
+    let base: Vec<i64> = vec![7; len];
+    let got = upload(&xs)
+        .scatter_combine(&upload(&idx), &upload(&base), Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut want = base.clone();
+    for (x, &k) in xs.iter().zip(&idx) {
+        want[k as usize] = want[k as usize].wrapping_add(*x);
+    }
+    assert_eq!(got, want);
+}
+
+#[test]
+fn out_of_range_index_writes_nothing() {
+    let xs = upload(&[1.0f32, 2.0, 3.0]);
+    let base = upload(&[0.0f32; 4]);
+    for bad in [vec![0u32, 4, 1], vec![9u32, 0, 0], vec![1u32, 2, 400]] {
+        let want = *bad.iter().find(|&&k| k >= 4).unwrap() as u64;
+        match xs.scatter_combine(&upload(&bad), &base, Op::Add) {
+            Err(Error::IndexOutOfBounds { index, len: 4 }) => assert_eq!(index, want),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    assert_eq!(base.to_vec().unwrap(), [0.0; 4]);
+    let empty = upload::<f32>(&[]);
+    assert!(matches!(
+        xs.scatter_combine(&upload(&[0u32, 0, 0]), &empty, Op::Add),
+        Err(Error::IndexOutOfBounds { index: 0, len: 0 })
+    ));
+}

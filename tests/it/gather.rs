@@ -1,0 +1,117 @@
+use crate::common::*;
+use crate::for_types;
+use devseq::{DeviceSeq, Error, Index};
+
+fn perm(r: &mut Rng, n: usize) -> Vec<u64> {
+    let mut p: Vec<u64> = (0..n as u64).collect();
+    for i in (1..n).rev() {
+        p.swap(i, r.below(i as u64 + 1) as usize);
+    }
+    p
+}
+
+fn index_sets(r: &mut Rng, n: usize, len: usize) -> Vec<(&'static str, Vec<u64>)> {
+    let mut v = vec![
+        ("random", (0..n).map(|_| r.below(len as u64)).collect()),
+        ("all equal", vec![r.below(len as u64); n]),
+        (
+            "reversed",
+            (0..n as u64)
+                .map(|i| (len as u64 - 1) - i % len as u64)
+                .collect(),
+        ),
+    ];
+    if n == len {
+        v.push(("permutation", perm(r, n)));
+    }
+    v
+}
+
+fn gather_scatter<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for &n in SIZES {
+        let len = n.max(1);
+        let src: Vec<X> = draw_vec(&mut r, len, Gen::Special);
+        let s = upload(&src);
+        for (what, idx) in index_sets(&mut r, n, len) {
+            check::<X, u32>(&s, &src, &idx, what);
+            check::<X, u64>(&s, &src, &idx, what);
+        }
+    }
+}
+for_types!(gather_scatter_types, gather_scatter);
+
+fn check<X: T, I: Index + TryFrom<u64>>(s: &DeviceSeq<X>, src: &[X], idx: &[u64], what: &str)
+where
+    <I as TryFrom<u64>>::Error: std::fmt::Debug,
+{
+    let ix: Vec<I> = idx.iter().map(|&i| I::try_from(i).unwrap()).collect();
+    let is = upload(&ix);
+    let got = s.gather(&is).unwrap().to_vec().unwrap();
+    let want: Vec<X> = idx.iter().map(|&i| src[i as usize]).collect();
+    assert_bits(&got, &want, &format!("gather {what} n={}", idx.len()));
+    // scatter: vals[i] lands at idx[i]; with repeats, one of the values for each slot does.
+    let vals: Vec<X> = (0..idx.len()).map(|i| X::from_index(i)).collect();
+    let base: Vec<X> = src.to_vec();
+    let got = upload(&vals)
+        .scatter(&is, &upload(&base))
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut candidates: Vec<Vec<u64>> = vec![Vec::new(); base.len()];
+    for (i, &k) in idx.iter().enumerate() {
+        candidates[k as usize].push(vals[i].to_bits());
+    }
+    for (k, c) in candidates.iter().enumerate() {
+        let ok = if c.is_empty() {
+            got[k].to_bits() == base[k].to_bits()
+        } else {
+            c.contains(&got[k].to_bits())
+        };
+        assert!(ok, "scatter {what}: slot {k} holds {:?}", got[k]);
+    }
+}
+
+/// An index out of range at the first, a middle and the last position: the error names it
+/// and the inputs are intact.
+#[test]
+fn out_of_range_indices() {
+    for &n in &[1usize, 33, 4097, 100_000] {
+        let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let s = upload(&src);
+        for pos in [0, n / 2, n - 1] {
+            let mut idx: Vec<u32> = (0..n as u32).collect();
+            idx[pos] = n as u32 + 5;
+            if pos + 1 < n {
+                idx[n - 1] = u32::MAX;
+            }
+            let is = upload(&idx);
+            match s.gather(&is) {
+                Err(Error::IndexOutOfBounds { index, len }) => {
+                    assert_eq!((index, len), ((n + 5) as u64, n), "gather n={n} pos={pos}")
+                }
+                other => panic!("gather n={n} pos={pos}: {other:?}"),
+            }
+            let base = upload(&vec![0f32; n]);
+            match s.scatter(&is, &base) {
+                Err(Error::IndexOutOfBounds { index, len }) => {
+                    assert_eq!((index, len), ((n + 5) as u64, n), "scatter n={n} pos={pos}")
+                }
+                other => panic!("scatter n={n} pos={pos}: {other:?}"),
+            }
+            assert_eq!(s.to_vec().unwrap(), src);
+            assert_eq!(is.to_vec().unwrap(), idx);
+            assert_eq!(base.to_vec().unwrap(), vec![0f32; n]);
+        }
+    }
+}
+
+#[test]
+fn gather_from_an_empty_sequence_fails_for_any_index() {
+    let s = upload::<u8>(&[]);
+    assert!(matches!(
+        s.gather(&upload(&[0u32])),
+        Err(Error::IndexOutOfBounds { index: 0, len: 0 })
+    ));
+    assert_eq!(s.gather(&upload::<u32>(&[])).unwrap().len(), 0);
+}

@@ -1,0 +1,23 @@
+//! Integration tests: every primitive against a sequential oracle written here, for every
+//! element type, on the device `Device::auto()` picks (the host backend in CI, the GPU with
+//! `DEVSEQ_DEVICE=cuda`).
+
+// Oracles index plainly and compare floats as written in API.md.
+#![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)]
+
+mod common;
+
+mod combine;
+mod determinism;
+mod device;
+mod errors;
+mod gather;
+mod histogram;
+mod large;
+mod map;
+mod props;
+mod reduce;
+mod scan;
+mod segment;
+mod sort;
+mod threads;

@@ -1,0 +1,76 @@
+use crate::common::*;
+use crate::for_types;
+
+fn inclusive_oracle<X: T>(xs: &[X], op: devseq::Op) -> Vec<X> {
+    let mut out = Vec::with_capacity(xs.len());
+    let mut acc: Option<X::Acc> = None;
+    for x in xs {
+        let a = match acc {
+            None => x.acc(),
+            Some(p) => X::op(op, p, x.acc()),
+        };
+        acc = Some(a);
+        out.push(X::from_acc(a));
+    }
+    out
+}
+
+fn exclusive_oracle<X: T>(xs: &[X], init: X, op: devseq::Op) -> Vec<X> {
+    let mut out = Vec::with_capacity(xs.len());
+    let mut acc = init.acc();
+    for x in xs {
+        out.push(X::from_acc(acc));
+        acc = X::op(op, acc, x.acc());
+    }
+    out
+}
+
+fn scans<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for op in ops::<X>() {
+        for &n in SIZES {
+            let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+            let s = upload(&xs);
+            let got = s.inclusive_scan(op).unwrap().to_vec().unwrap();
+            assert_same(
+                &got,
+                &inclusive_oracle(&xs, op),
+                &format!("inclusive {op:?} n={n}"),
+            );
+            let init = X::draw(&mut r, gen_for(op));
+            let got = s.exclusive_scan(init, op).unwrap().to_vec().unwrap();
+            assert_same(
+                &got,
+                &exclusive_oracle(&xs, init, op),
+                &format!("exclusive {op:?} n={n}"),
+            );
+        }
+    }
+}
+for_types!(scan, scans);
+
+/// Scans of views that start at odd offsets (the unaligned kernel path).
+fn unaligned_views<X: T>() {
+    let mut r = Rng::new("views");
+    let xs: Vec<X> = draw_vec(&mut r, 70_001, Gen::SumExact);
+    let s = upload(&xs);
+    for start in [1usize, 3, 7] {
+        let v = s.slice(start..);
+        let got = v.inclusive_scan(devseq::Op::Add).unwrap().to_vec().unwrap();
+        assert_same(
+            &got,
+            &inclusive_oracle(&xs[start..], devseq::Op::Add),
+            &format!("view from {start}"),
+        );
+        let got = v.reduce(devseq::Op::Add).unwrap();
+        let want = X::from_acc(
+            xs[start..]
+                .iter()
+                .fold(X::identity(devseq::Op::Add), |a, x| {
+                    X::op(devseq::Op::Add, a, x.acc())
+                }),
+        );
+        assert!(X::same(got, want), "reduce of view from {start}");
+    }
+}
+for_types!(scan_views, unaligned_views);

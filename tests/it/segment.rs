@@ -1,0 +1,150 @@
+use crate::common::*;
+use crate::for_types;
+use devseq::Op;
+
+const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.9, 1.0];
+
+fn head(f: &[u8], i: usize) -> bool {
+    i == 0 || f[i] != 0
+}
+
+fn seg_incl<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
+    let mut out = Vec::new();
+    let mut acc = X::identity(op);
+    for i in 0..xs.len() {
+        acc = if head(f, i) {
+            xs[i].acc()
+        } else {
+            X::op(op, acc, xs[i].acc())
+        };
+        out.push(X::from_acc(acc));
+    }
+    out
+}
+
+fn seg_excl<X: T>(xs: &[X], f: &[u8], init: X, op: Op) -> Vec<X> {
+    let mut out = Vec::new();
+    let mut acc = init.acc();
+    for i in 0..xs.len() {
+        if head(f, i) {
+            acc = init.acc();
+        }
+        out.push(X::from_acc(acc));
+        acc = X::op(op, acc, xs[i].acc());
+    }
+    out
+}
+
+fn seg_reduce<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
+    let mut out: Vec<X::Acc> = Vec::new();
+    for i in 0..xs.len() {
+        if head(f, i) {
+            out.push(xs[i].acc());
+        } else {
+            let last = out.len() - 1;
+            out[last] = X::op(op, out[last], xs[i].acc());
+        }
+    }
+    out.into_iter().map(X::from_acc).collect()
+}
+
+fn segments<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for op in ops::<X>() {
+        for &p in DENSITIES {
+            let sizes: &[usize] = if p == 0.1 { SIZES } else { SMALL_SIZES };
+            for &n in sizes {
+                let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+                let f = flags(&mut r, n, p);
+                let (s, fs) = (upload(&xs), upload(&f));
+                let what = format!("{op:?} density {p} n={n}");
+                let got = s
+                    .segmented_inclusive_scan(&fs, op)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                assert_same(&got, &seg_incl(&xs, &f, op), &format!("seg incl {what}"));
+                let init = X::draw(&mut r, gen_for(op));
+                let got = s
+                    .segmented_exclusive_scan(&fs, init, op)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                assert_same(
+                    &got,
+                    &seg_excl(&xs, &f, init, op),
+                    &format!("seg excl {what}"),
+                );
+                let got = s.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
+                assert_same(
+                    &got,
+                    &seg_reduce(&xs, &f, op),
+                    &format!("seg reduce {what}"),
+                );
+            }
+        }
+    }
+}
+for_types!(segmented, segments);
+
+fn heads_and_compaction<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for &n in SIZES {
+        // Runs of equal values: draw from a few.
+        let pool: Vec<X> = draw_vec(&mut r, 3, Gen::Special);
+        let xs: Vec<X> = (0..n).map(|_| pool[r.below(3) as usize]).collect();
+        let got = upload(&xs).head_flags().unwrap().to_vec().unwrap();
+        let want: Vec<u8> = (0..n)
+            .map(|i| (i == 0 || xs[i].to_bits() != xs[i - 1].to_bits()) as u8)
+            .collect();
+        assert_eq!(got, want, "head_flags n={n}");
+        for &p in DENSITIES {
+            let f = flags(&mut r, n, p);
+            let got = upload(&xs).compact(&upload(&f)).unwrap().to_vec().unwrap();
+            let want: Vec<X> = xs
+                .iter()
+                .zip(&f)
+                .filter(|(_, f)| **f != 0)
+                .map(|(x, _)| *x)
+                .collect();
+            assert_bits(&got, &want, &format!("compact density {p} n={n}"));
+        }
+    }
+}
+for_types!(heads, heads_and_compaction);
+
+#[test]
+fn nonzero_indices() {
+    let mut r = Rng::new("nonzero");
+    for &n in SIZES {
+        for &p in DENSITIES {
+            let f = flags(&mut r, n, p);
+            let want: Vec<u64> = (0..n as u64).filter(|&i| f[i as usize] != 0).collect();
+            let fs = upload(&f);
+            assert_eq!(fs.nonzero_indices::<u64>().unwrap().to_vec().unwrap(), want);
+            let w32: Vec<u32> = want.iter().map(|&i| i as u32).collect();
+            assert_eq!(fs.nonzero_indices::<u32>().unwrap().to_vec().unwrap(), w32);
+        }
+    }
+}
+
+/// Compaction of a view at an odd offset, with flags at another.
+#[test]
+fn compact_of_views() {
+    let mut r = Rng::new("compact views");
+    let xs: Vec<u32> = (0..100_003).map(|_| r.next() as u32).collect();
+    let f = flags(&mut r, 100_010, 0.5);
+    let got = upload(&xs)
+        .slice(3..)
+        .compact(&upload(&f).slice(7..100_007))
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let want: Vec<u32> = xs[3..]
+        .iter()
+        .zip(&f[7..100_007])
+        .filter(|(_, f)| **f != 0)
+        .map(|(x, _)| *x)
+        .collect();
+    assert_eq!(got, want);
+}

@@ -1,0 +1,130 @@
+use crate::common::*;
+use crate::for_types;
+
+/// Keys in several distributions.
+fn distributions<X: T>(r: &mut Rng, n: usize) -> Vec<(&'static str, Vec<X>)> {
+    let uniform: Vec<X> = (0..n).map(|_| X::from_bits(r.next())).collect();
+    let mut sorted = uniform.clone();
+    sorted.sort_by(total);
+    let reversed: Vec<X> = sorted.iter().rev().copied().collect();
+    let pool: Vec<X> = draw_vec(r, 5, Gen::Any);
+    let few: Vec<X> = (0..n).map(|_| pool[r.below(5) as usize]).collect();
+    let special: Vec<X> = draw_vec(r, n, Gen::Special);
+    vec![
+        ("uniform bits", uniform),
+        ("all equal", vec![pool[0]; n]),
+        ("sorted", sorted),
+        ("reversed", reversed),
+        ("few distinct", few),
+        ("special", special),
+    ]
+}
+
+fn total<X: T>(a: &X, b: &X) -> std::cmp::Ordering {
+    a.total(b)
+}
+
+fn sorts<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for &n in SIZES {
+        for (what, keys) in distributions::<X>(&mut r, n) {
+            let ks = upload(&keys);
+            let mut want = keys.clone();
+            want.sort_by(total);
+            assert_bits(
+                &ks.sort().unwrap().to_vec().unwrap(),
+                &want,
+                &format!("sort {what} n={n}"),
+            );
+            // Stable pairs: values are the positions.
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let mut pairs: Vec<(X, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+            pairs.sort_by(|a, b| total(&a.0, &b.0));
+            let (k, v) = ks.sort_pairs(&upload(&vals)).unwrap();
+            assert_bits(
+                &k.to_vec().unwrap(),
+                &want,
+                &format!("sort_pairs keys {what} n={n}"),
+            );
+            let want_v: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+            assert_eq!(
+                v.to_vec().unwrap(),
+                want_v,
+                "sort_pairs values {what} n={n}"
+            );
+            assert_eq!(
+                ks.argsort::<u32>().unwrap().to_vec().unwrap(),
+                want_v,
+                "argsort {what}"
+            );
+            let w64: Vec<u64> = want_v.iter().map(|&i| i as u64).collect();
+            assert_eq!(
+                ks.argsort::<u64>().unwrap().to_vec().unwrap(),
+                w64,
+                "argsort64 {what}"
+            );
+        }
+    }
+}
+for_types!(sort, sorts);
+
+/// Values of every width travel with their keys.
+#[test]
+fn sort_pairs_value_types() {
+    let mut r = Rng::new("pairs");
+    let n = 70_001;
+    let keys: Vec<u32> = (0..n).map(|_| r.below(1000) as u32).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| keys[i]);
+    let v8: Vec<u8> = (0..n).map(|i| i as u8).collect();
+    let v16: Vec<devseq::f16> = (0..n).map(|i| devseq::f16::from_bits(i as u16)).collect();
+    let v64: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+    let ks = upload(&keys);
+    let (_, a) = ks.sort_pairs(&upload(&v8)).unwrap();
+    assert_eq!(
+        a.to_vec().unwrap(),
+        order.iter().map(|&i| v8[i]).collect::<Vec<_>>()
+    );
+    let (_, b) = ks.sort_pairs(&upload(&v16)).unwrap();
+    assert_bits(
+        &b.to_vec().unwrap(),
+        &order.iter().map(|&i| v16[i]).collect::<Vec<_>>(),
+        "f16 values",
+    );
+    let (_, c) = ks.sort_pairs(&upload(&v64)).unwrap();
+    assert_eq!(
+        c.to_vec().unwrap(),
+        order.iter().map(|&i| v64[i]).collect::<Vec<_>>()
+    );
+}
+
+/// The order of special floats, spelled out.
+#[test]
+fn float_total_order() {
+    let v = [
+        1.0f32,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        0.0,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        -1.0,
+        1e-45,
+        -1e-45,
+    ];
+    let got = upload(&v).sort().unwrap().to_vec().unwrap();
+    let want = [
+        -f32::NAN,
+        f32::NEG_INFINITY,
+        -1.0,
+        -1e-45,
+        -0.0,
+        0.0,
+        1e-45,
+        1.0,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    assert_bits(&got, &want, "total order");
+}
