@@ -6,7 +6,8 @@
 //!
 //! Inputs are those the peer's header describes, generated on the device with devseq itself.
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
-//! Arguments other than `--bench` are substrings that select primitives by name.
+//! Arguments other than `--bench` are substrings that select primitives by name;
+//! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes.
 
 use devseq::{Device, DeviceSeq, Expr, Op, Result};
 
@@ -62,18 +63,22 @@ fn main() -> Result<()> {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let (lgs, reps): (&[u32], usize) = if dev.is_cuda() {
-        (&[16, 20, 24, 28], 15)
+    let (mut lgs, reps): (Vec<u32>, usize) = if dev.is_cuda() {
+        (vec![16, 20, 24, 28], 15)
     } else {
-        (&[16, 20], 5)
+        (vec![16, 20], 5)
     };
+    // DEVSEQ_BENCH_LG=24,28 keeps only those sizes (for profiling one size).
+    if let Ok(v) = std::env::var("DEVSEQ_BENCH_LG") {
+        lgs = v.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    }
     println!("# devseq {} on {}", env!("CARGO_PKG_VERSION"), dev.name());
     let b = Bench {
         dev: dev.clone(),
         reps,
         filter,
     };
-    for &lg in lgs {
+    for lg in lgs {
         let n = 1usize << lg;
         let idx = DeviceSeq::<u32>::sequence(&dev, n)?;
         let keys = idx.map(hash)?;

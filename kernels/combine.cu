@@ -7,7 +7,7 @@
 #include "segment.cu"
 
 template <class T, class I, class Op, int BLOCK, int R, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
     ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals, T* out, u64 n,
                     u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

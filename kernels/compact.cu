@@ -7,7 +7,7 @@
 // out[k] = the k-th element whose flag is nonzero (INDICES: its index, as T); *total = count.
 // K counts (u32 where n < 2^32).
 template <class T, class K, int BLOCK, int R, bool ALIGNED, bool INDICES>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, ds::SCAN_MIN_BLOCKS)
     ds_compact(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
                u64* total, u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

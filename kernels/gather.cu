@@ -13,7 +13,7 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     I ix[R][VEC];
-    load_rounds<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
     T y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -24,11 +24,11 @@ __global__ void __launch_bounds__(BLOCK)
           y[r][j] = src[k];
         } else {
           y[r][j] = T{};
-          const u64 i = item_index<BLOCK, VEC>(tb, r, j);
+          const u64 i = elementwise_index<BLOCK, VEC, ALIGNED>(tb, r, j);
           if (i < n) atomicMin(err, i);
         }
       }
-    store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+    store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
   }
 }
 
@@ -42,13 +42,13 @@ __global__ void __launch_bounds__(BLOCK)
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     I ix[R][VEC];
     T v[R][VEC];
-    load_rounds<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
-    load_rounds<BLOCK, R, VEC, ALIGNED>(vals, n, tb, v, T{});
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(vals, n, tb, v, T{});
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
-        const u64 i = item_index<BLOCK, VEC>(tb, r, j);
+        const u64 i = elementwise_index<BLOCK, VEC, ALIGNED>(tb, r, j);
         if (i >= n) continue;
         const u64 k = (u64)ix[r][j];
         if (k < len) out[k] = v[r][j];

@@ -12,13 +12,13 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     A x[R][VEC];
-    load_rounds<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
     Out y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) y[r][j] = from_c<Out>(f(to_c<A>(x[r][j])));
-    store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+    store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
   }
 }
 
@@ -32,14 +32,14 @@ __global__ void __launch_bounds__(BLOCK)
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     A x[R][VEC];
     B z[R][VEC];
-    load_rounds<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
-    load_rounds<BLOCK, R, VEC, ALIGNED>(b, n, tb, z, B{});
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
+    load_elementwise<BLOCK, R, VEC, ALIGNED>(b, n, tb, z, B{});
     Out y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) y[r][j] = from_c<Out>(f(to_c<A>(x[r][j]), to_c<B>(z[r][j])));
-    store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+    store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
   }
 }
 

@@ -33,7 +33,10 @@ __global__ void __launch_bounds__(BLOCK)
   typedef Combine<Op, A> F;
   const F f{};
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
-  A acc = F::neutral();
+  // One accumulator per vector lane: independent chains, combined in a fixed order at the end.
+  A part[VEC];
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) part[j] = F::neutral();
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     if (ALIGNED && tb + TILE <= n) {
       T x[R][VEC];
@@ -42,17 +45,20 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) acc = f(acc, L::get(x[r][j]));
+        for (int j = 0; j < VEC; ++j) part[j] = f(part[j], L::get(x[r][j]));
     } else {
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
           const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-          if (i < n) acc = f(acc, L::get(in[i]));
+          if (i < n) part[j] = f(part[j], L::get(in[i]));
         }
     }
   }
+  A acc = part[0];
+#pragma unroll
+  for (int j = 1; j < VEC; ++j) acc = f(acc, part[j]);
   acc = block_reduce<BLOCK>(acc, f, F::neutral());
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *result = L::put(acc);

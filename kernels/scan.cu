@@ -5,7 +5,7 @@
 #include "block/scan.cuh"
 
 template <class T, class Op, int BLOCK, int R, bool ALIGNED, bool EXCL>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, ds::SCAN_MIN_BLOCKS)
     ds_scan(const T* __restrict__ in, T* __restrict__ out, u64 n, u64 init_bits, u32* counter,
             u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

@@ -54,7 +54,7 @@ template <class Op, class C, class K> struct SegCountCombine {
 // The exclusive form gives `init` at each head and init op (the segment's elements before
 // this one) elsewhere.
 template <class T, class Op, int BLOCK, int R, bool ALIGNED, bool EXCL>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
     ds_segscan(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
                u64 init_bits, u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(BLOCK)
 
 // One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
 template <class T, class Op, class K, int BLOCK, int R, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
     ds_segreduce(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
                  u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

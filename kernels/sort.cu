@@ -10,12 +10,14 @@
 // order of total_cmp (negative: all bits flipped; positive: sign bit set).
 #pragma once
 #include "block/load.cuh"
-#include "warp/scan.cuh"
+#include "block/lookback.cuh"
 
 namespace ds {
 
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
+// Digit-pass blocks that must fit a multiprocessor (caps registers at 56 for 384 threads).
+constexpr int SORT_MIN_BLOCKS = 3;
 
 template <class T> struct is_float_key { static constexpr bool value = false; };
 template <> struct is_float_key<f16> { static constexpr bool value = true; };
@@ -104,18 +106,29 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     ds_sort_hist(const T* __restrict__ keys, u64 n, u32 passes, u64* hist, u32* done,
-                 ds::SortPlan* plan, u64 check_len, u64* err) {
+                 ds::SortPlan* plan, u64 check_len, u64* err, bool aligned) {
   using namespace ds;
   typedef key_bits<T> KB;
   typedef typename KB::U U;
+  constexpr int VEC = 16 / sizeof(T);
   __shared__ u32 s_h[MAX_PASSES][RADIX];
   for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) (&s_h[0][0])[k] = 0;
   __syncthreads();
-  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
-    const U b = KB::order(KB::raw(keys[i]));
+  auto count = [&](T x, u64 i) {
+    const U b = KB::order(KB::raw(x));
     if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
     for (u32 p = 0; p < passes; ++p) atomicAdd(&s_h[p][(u32)(b >> (8 * p)) & 255u], 1u);
+  };
+  // Whole 16-byte vectors where the keys allow, then the rest one by one.
+  const u64 nv = aligned ? n / VEC : 0;
+  const u64 stride = (u64)gridDim.x * BLOCK;
+  for (u64 v = (u64)blockIdx.x * BLOCK + threadIdx.x; v < nv; v += stride) {
+    T x[VEC];
+    load_vec<T, VEC>(keys + v * VEC, x);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) count(x[j], v * VEC + j);
   }
+  for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride) count(keys[i], i);
   __syncthreads();
   for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
     const u32 c = (&s_h[0][0])[k];
@@ -163,10 +176,27 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// The lanes of the warp whose 8-bit digit equals this lane's (as __match_any_sync, from 8
+// ballots, which issue faster).
+DS_DEV u32 digit_peers(u32 d) {
+  u32 peers = ds::FULL;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    const u32 bit = (d >> b) & 1u;
+    const u32 vote = __ballot_sync(ds::FULL, bit);
+    peers &= bit ? vote : ~vote;
+  }
+  return peers;
+}
+
 // One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
 // original indices (argsort; V is the index type).
+//
+// A tile counts its digits first (shared-memory atomics) and publishes the counts, then ranks
+// its keys (stable, per warp), and only then looks back for the counts of the tiles before
+// it, which by then are mostly published: the look-back rarely waits.
 template <class T, class V, int VMODE, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
     ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
                  u64 n, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status, u32* counter,
                  u32 base) {
@@ -178,6 +208,7 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr int XB = sizeof(U) > sizeof(V) ? sizeof(U) : sizeof(V);
   static_assert(BLOCK >= RADIX, "one thread a digit");
   __shared__ u32 s_count[NW][RADIX];
+  __shared__ u32 s_hist[RADIX];
   __shared__ u64 s_glob[RADIX];
   __shared__ u32 s_local[RADIX];
   __shared__ u64 s_warp[8];
@@ -196,16 +227,17 @@ __global__ void __launch_bounds__(BLOCK)
   V* vdst = (mode & PASS_TO_A) ? va : vb;
   const u32 shift = 8 * pass;
   const int lane = lane_id(), warp = warp_id();
+  auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
 
   for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
-  __syncthreads();
+  if (threadIdx.x < RADIX) s_hist[threadIdx.x] = 0;
 
+  // Keys in order (j, then lane) within each warp's stretch; missing ones are all ones (digit
+  // 255, last), and they come after every real key of the tile.
   const u64 tb = (u64)tile * TILE;
   const u64 seg = tb + (u64)warp * WARP * ITEMS;
   U key[ITEMS];
   V val[ITEMS];
-  u32 pos[ITEMS];
-  u32 dig[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u64 i = seg + (u64)j * WARP + lane;
@@ -216,14 +248,35 @@ __global__ void __launch_bounds__(BLOCK)
       if (from_input) b = KB::order(b);
     }
     key[j] = b;
-    if (VMODE == 1 || (VMODE == 2 && !from_input)) val[j] = valid ? vsrc[i] : V{};
-    if (VMODE == 2 && from_input) val[j] = (V)i;
+    if constexpr (VMODE == 1) {
+      val[j] = valid ? vsrc[i] : V{};
+    } else if constexpr (VMODE == 2) {
+      val[j] = from_input ? (V)i : (valid ? vsrc[i] : V{});
+    }
   }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_hist[digit(key[j])], 1u);
+  __syncthreads();
+
+  // Publish this tile's counts (status words: tag (pass + 1) << 60 | flag << 58 | count; flag
+  // 1 = this tile's count, 2 = count of this and all tiles before).
+  const u64 end = tb + TILE;
+  const u32 invalid = end > n ? (u32)(end - n) : 0u;
+  const u64 tag = (u64)(pass + 1) << 60;
+  u64* st = status + (u64)tile * RADIX;
+  u64 mine = 0;
+  if (threadIdx.x < RADIX) {
+    mine = s_hist[threadIdx.x] - (threadIdx.x == 255 ? invalid : 0u);
+    ds::st_relaxed(&st[threadIdx.x], tag | ((tile == 0 ? 2ull : 1ull) << 58) | mine);
+  }
+
   // Stable rank within the warp: keys in order (j, then lane), counted per digit.
+  u32 pos[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const u32 d = (u32)(key[j] >> shift) & 255u;
-    const u32 peers = __match_any_sync(FULL, d);
+    const u32 d = digit(key[j]);
+    const u32 peers = digit_peers(d);
     const int leader = __ffs(peers) - 1;
     const u32 before = __popc(peers & ((1u << lane) - 1u));
     u32 old = 0;
@@ -233,16 +286,12 @@ __global__ void __launch_bounds__(BLOCK)
     }
     old = __shfl_sync(FULL, old, leader);
     pos[j] = old + before;
-    dig[j] = d;
     __syncwarp();
   }
   __syncthreads();
-  // Per digit: the tile's count, each warp's offset within it, and the global start through the
-  // look-back over the tiles before (status words: tag (pass + 1) << 60 | flag << 58 | count,
-  // flag 1 = this tile's count, 2 = count of this and all tiles before).
-  const u64 end = tb + TILE;
-  const u32 invalid = end > n ? (u32)(end - n) : 0u;
-  u64 total = 0;
+
+  // Per digit: each warp's offset within the tile's keys of that digit; the global start
+  // through the look-back over the tiles before.
   if (threadIdx.x < RADIX) {
     const u32 d = threadIdx.x;
     u32 run = 0;
@@ -251,37 +300,33 @@ __global__ void __launch_bounds__(BLOCK)
       s_count[w][d] = run;
       run += c;
     }
-    total = run;
-    const u64 mine = run - (d == 255 ? invalid : 0u);
-    const u64 tag = (u64)(pass + 1) << 60;
-    volatile u64* st = (volatile u64*)status;
     u64 excl = 0;
-    if (tile == 0) {
-      st[d] = tag | (2ull << 58) | mine;
-    } else {
-      st[(u64)tile * RADIX + d] = tag | (1ull << 58) | mine;
+    if (tile > 0) {
       for (u64 k = tile; k-- > 0;) {
-        u64 w;
+        const u64* p = status + k * RADIX + d;
+        u64 w = ds::ld_relaxed(p);
         u32 pause = 8;
-        while (((w = st[k * RADIX + d]) >> 60) != pass + 1) {
+        while ((w >> 60) != pass + 1) {
           __nanosleep(pause);
           if (pause < 128) pause *= 2;
+          w = ds::ld_relaxed(p);
         }
         excl += w & ((1ull << 58) - 1);
         if (((w >> 58) & 3u) == 2u) break;
       }
-      st[(u64)tile * RADIX + d] = tag | (2ull << 58) | (excl + mine);
+      ds::st_relaxed(&st[d], tag | (2ull << 58) | (excl + mine));
     }
     s_glob[d] = plan->offsets[pass][d] + excl;
   }
-  const u64 local = block_excl_sum_256(total, s_warp);
+  const u64 local = block_excl_sum_256(threadIdx.x < RADIX ? s_hist[threadIdx.x] : 0, s_warp);
   if (threadIdx.x < RADIX) s_local[threadIdx.x] = (u32)local;
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    pos[j] += s_local[dig[j]] + s_count[warp][dig[j]];
+    const u32 d = digit(key[j]);
+    pos[j] += s_local[d] + s_count[warp][d];
     s_keys[pos[j]] = key[j];
-    s_digit[pos[j]] = (u8)dig[j];
+    s_digit[pos[j]] = (u8)d;
   }
   __syncthreads();
   const u32 valid = (u32)min_u<u64>(TILE, n - tb);
@@ -319,7 +364,7 @@ __global__ void __launch_bounds__(BLOCK)
   if (plan->count != 0) return;
   for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
     ka[i] = kin[i];
-    if (VMODE == 1) va[i] = vin[i];
-    if (VMODE == 2) va[i] = (V)i;
+    if constexpr (VMODE == 1) va[i] = vin[i];
+    if constexpr (VMODE == 2) va[i] = (V)i;
   }
 }

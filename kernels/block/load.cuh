@@ -77,6 +77,43 @@ DS_DEV void store_rounds(T* __restrict__ p, u64 n, u64 tile_base, const T (&x)[R
   }
 }
 
+// For element-wise kernels, where any assignment of elements to threads will do: whole
+// vectors as above where every pointer is aligned (ALIGNED), else "striped" (item (r, j) of
+// thread t is element tile_base + (r * VEC + j) * BLOCK + t), so that each scalar access of a
+// warp still reads 32 consecutive elements.
+template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+DS_DEV void load_elementwise(const T* __restrict__ p, u64 n, u64 tile_base, T (&x)[R][VEC], T fill) {
+  if constexpr (ALIGNED) {
+    load_rounds<BLOCK, R, VEC, true>(p, n, tile_base, x, fill);
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const u64 i = tile_base + ((u64)r * VEC + j) * BLOCK + threadIdx.x;
+        x[r][j] = i < n ? p[i] : fill;
+      }
+  }
+}
+template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+DS_DEV void store_elementwise(T* __restrict__ p, u64 n, u64 tile_base, const T (&x)[R][VEC]) {
+  if constexpr (ALIGNED) {
+    store_rounds<BLOCK, R, VEC, true>(p, n, tile_base, x);
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const u64 i = tile_base + ((u64)r * VEC + j) * BLOCK + threadIdx.x;
+        if (i < n) p[i] = x[r][j];
+      }
+  }
+}
+template <int BLOCK, int VEC, bool ALIGNED> DS_DEV u64 elementwise_index(u64 tile_base, int r, int j) {
+  return ALIGNED ? tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC + j
+                 : tile_base + ((u64)r * VEC + j) * BLOCK + threadIdx.x;
+}
+
 // The global index of item (r, j) of this thread.
 template <int BLOCK, int VEC> DS_DEV u64 item_index(u64 tile_base, int r, int j) {
   return tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC + j;

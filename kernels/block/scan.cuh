@@ -8,6 +8,11 @@ namespace ds {
 
 // Window of the look-back, in tiles.
 constexpr int LOOKBACK_WINDOW = 128;
+// Blocks of a single-pass scan kernel that must fit a multiprocessor (caps registers at 64 for
+// 256 threads): tiles in flight hide the look-back.
+constexpr int SCAN_MIN_BLOCKS = 4;
+// The same for scans of (value, flag) pairs, which hold twice the registers.
+constexpr int SEG_MIN_BLOCKS = 3;
 
 // Each block takes the next tile number from a counter that only grows (`base` is its value
 // when this launch started).

@@ -555,14 +555,17 @@ mod compile_check {
             v.push(super::sort::hist_instance(t));
             v.push(super::sort::pass_instance(t, super::sort::Values::None));
             v.push(super::sort::copy_instance(t, super::sort::Values::None));
-            for u in [ScalarType::U8, ScalarType::F64, ScalarType::U32] {
-                v.push(super::sort::pass_instance(
-                    t,
-                    super::sort::Values::Given(u, super::Ptr(0)),
-                ));
+            for u in ScalarType::ALL {
+                let values = super::sort::Values::Given(u, super::Ptr(0));
+                v.push(super::sort::pass_instance(t, values));
+                v.push(super::sort::copy_instance(t, values));
             }
             for i in idx {
                 v.push(super::sort::pass_instance(
+                    t,
+                    super::sort::Values::Positions(i),
+                ));
+                v.push(super::sort::copy_instance(
                     t,
                     super::sort::Values::Positions(i),
                 ));

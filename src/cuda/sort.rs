@@ -128,7 +128,8 @@ pub(crate) fn sort(
             .ptr(gpu.counter(counter::DONE))
             .ptr(plan)
             .u64(check_len)
-            .ptr(err),
+            .ptr(err)
+            .u32(keys.aligned(16) as u32),
     )?;
     let vin = match values {
         Values::Given(_, p) => p,

@@ -14,12 +14,12 @@ pub(crate) fn vec(size: usize) -> u32 {
     (16 / size.clamp(1, 16)) as u32
 }
 
-/// Map, fill, sequence: 256 threads, 2 rounds (32 bytes in flight a thread), grid-stride
-/// over a single wave. First choice: enough loads in flight for HBM3 (about 30 KB a
-/// multiprocessor at full occupancy).
+/// Map, fill, sequence: 256 threads, 4 rounds (64 bytes in flight a thread), grid-stride
+/// over a single wave. 2 rounds reached 0.92 of Thrust's transform at 2^28 on an H200
+/// (2026-11-21, docs/performance.md); more loads in flight a thread is the first remedy.
 pub(crate) const MAP: Shape = Shape {
     block: 256,
-    rounds: 2,
+    rounds: 4,
 };
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
