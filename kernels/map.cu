@@ -3,6 +3,9 @@
 #pragma once
 #include "block/load.cuh"
 
+// Both map kernels walk their tiles grid-stride and load the next tile before computing and
+// storing the current one, so that every thread keeps loads in flight all the time.
+
 // out[i] = F(a[i])
 template <class F, class Out, class A, int BLOCK, int VEC, int R, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK)
@@ -10,15 +13,24 @@ __global__ void __launch_bounds__(BLOCK)
   using namespace ds;
   const F f{};
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
-  for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
-    A x[R][VEC];
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
+  const u64 stride = (u64)gridDim.x * TILE;
+  u64 tb = (u64)blockIdx.x * TILE;
+  if (tb >= n) return;
+  A x[R][VEC];
+  load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
+  for (; tb < n; tb += stride) {
+    A next[R][VEC];
+    if (tb + stride < n) load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb + stride, next, A{});
     Out y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) y[r][j] = from_c<Out>(f(to_c<A>(x[r][j])));
     store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) x[r][j] = next[r][j];
   }
 }
 
@@ -29,17 +41,33 @@ __global__ void __launch_bounds__(BLOCK)
   using namespace ds;
   const F f{};
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
-  for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
-    A x[R][VEC];
-    B z[R][VEC];
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(b, n, tb, z, B{});
+  const u64 stride = (u64)gridDim.x * TILE;
+  u64 tb = (u64)blockIdx.x * TILE;
+  if (tb >= n) return;
+  A x[R][VEC];
+  B z[R][VEC];
+  load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb, x, A{});
+  load_elementwise<BLOCK, R, VEC, ALIGNED>(b, n, tb, z, B{});
+  for (; tb < n; tb += stride) {
+    A xn[R][VEC];
+    B zn[R][VEC];
+    if (tb + stride < n) {
+      load_elementwise<BLOCK, R, VEC, ALIGNED>(a, n, tb + stride, xn, A{});
+      load_elementwise<BLOCK, R, VEC, ALIGNED>(b, n, tb + stride, zn, B{});
+    }
     Out y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) y[r][j] = from_c<Out>(f(to_c<A>(x[r][j]), to_c<B>(z[r][j])));
     store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        x[r][j] = xn[r][j];
+        z[r][j] = zn[r][j];
+      }
   }
 }
 

@@ -111,13 +111,17 @@ __global__ void __launch_bounds__(BLOCK)
   typedef key_bits<T> KB;
   typedef typename KB::U U;
   constexpr int VEC = 16 / sizeof(T);
+  // Counters private to each group of two warps (fewer collisions), summed at the end.
+  constexpr int GROUPS = BLOCK / 64;
+  __shared__ u32 s_g[GROUPS][MAX_PASSES][RADIX];
   __shared__ u32 s_h[MAX_PASSES][RADIX];
-  for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) (&s_h[0][0])[k] = 0;
+  for (u32 k = threadIdx.x; k < GROUPS * MAX_PASSES * RADIX; k += BLOCK) (&s_g[0][0][0])[k] = 0;
   __syncthreads();
+  const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
     if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
-    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_h[p][(u32)(b >> (8 * p)) & 255u], 1u);
+    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_g[group][p][(u32)(b >> (8 * p)) & 255u], 1u);
   };
   // Whole 16-byte vectors where the keys allow, then the rest one by one.
   const u64 nv = aligned ? n / VEC : 0;
@@ -129,6 +133,12 @@ __global__ void __launch_bounds__(BLOCK)
     for (int j = 0; j < VEC; ++j) count(x[j], v * VEC + j);
   }
   for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride) count(keys[i], i);
+  __syncthreads();
+  for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) {
+    u32 c = 0;
+    for (int g = 0; g < GROUPS; ++g) c += (&s_g[g][0][0])[k];
+    (&s_h[0][0])[k] = c;
+  }
   __syncthreads();
   for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
     const u32 c = (&s_h[0][0])[k];
@@ -192,9 +202,11 @@ DS_DEV u32 digit_peers(u32 d) {
 // One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
 // original indices (argsort; V is the index type).
 //
-// A tile counts its digits first (shared-memory atomics) and publishes the counts, then ranks
-// its keys (stable, per warp), and only then looks back for the counts of the tiles before
-// it, which by then are mostly published: the look-back rarely waits.
+// A tile counts its digits per warp first (shared-memory atomics), publishes the tile's counts
+// for the tiles after it, and turns the counts into each (warp, digit)'s start within the tile.
+// Ranking then gives every key its final place directly: per key and warp, the lanes holding
+// the same digit (8 ballots) and one atomic by the lowest of them. The look-back for the
+// counts of the tiles before comes last, when they are mostly published.
 template <class T, class V, int VMODE, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
     ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
@@ -208,9 +220,7 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   constexpr int XB = sizeof(U) > sizeof(V) ? sizeof(U) : sizeof(V);
   static_assert(BLOCK >= RADIX, "one thread a digit");
   __shared__ u32 s_count[NW][RADIX];
-  __shared__ u32 s_hist[RADIX];
   __shared__ u64 s_glob[RADIX];
-  __shared__ u32 s_local[RADIX];
   __shared__ u64 s_warp[8];
   __shared__ u8 s_digit[TILE];
   __shared__ __align__(16) u8 s_x[TILE * XB];
@@ -230,10 +240,9 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
 
   for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
-  if (threadIdx.x < RADIX) s_hist[threadIdx.x] = 0;
 
   // Keys in order (j, then lane) within each warp's stretch; missing ones are all ones (digit
-  // 255, last), and they come after every real key of the tile.
+  // 255), and they come after every real key of the tile.
   const u64 tb = (u64)tile * TILE;
   const u64 seg = tb + (u64)warp * WARP * ITEMS;
   U key[ITEMS];
@@ -256,50 +265,56 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   }
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_hist[digit(key[j])], 1u);
+  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][digit(key[j])], 1u);
   __syncthreads();
 
-  // Publish this tile's counts (status words: tag (pass + 1) << 60 | flag << 58 | count; flag
-  // 1 = this tile's count, 2 = count of this and all tiles before).
+  // Per digit: the tile's count, published for the tiles after (status words: tag (pass + 1)
+  // << 60 | flag << 58 | count; flag 1 = this tile's count, 2 = count of this and all tiles
+  // before), and each warp's start within the tile's keys.
   const u64 end = tb + TILE;
   const u32 invalid = end > n ? (u32)(end - n) : 0u;
   const u64 tag = (u64)(pass + 1) << 60;
   u64* st = status + (u64)tile * RADIX;
-  u64 mine = 0;
+  u32 total = 0;
   if (threadIdx.x < RADIX) {
-    mine = s_hist[threadIdx.x] - (threadIdx.x == 255 ? invalid : 0u);
-    ds::st_relaxed(&st[threadIdx.x], tag | ((tile == 0 ? 2ull : 1ull) << 58) | mine);
+    const u32 d = threadIdx.x;
+#pragma unroll
+    for (int w = 0; w < NW; ++w) {
+      const u32 c = s_count[w][d];
+      s_count[w][d] = total;
+      total += c;
+    }
+    const u64 mine = total - (d == 255 ? invalid : 0u);
+    ds::st_relaxed(&st[d], tag | ((tile == 0 ? 2ull : 1ull) << 58) | mine);
   }
+  const u32 local = (u32)block_excl_sum_256(total, s_warp);
+  if (threadIdx.x < RADIX) {
+#pragma unroll
+    for (int w = 0; w < NW; ++w) s_count[w][threadIdx.x] += local;
+  }
+  __syncthreads();
 
-  // Stable rank within the warp: keys in order (j, then lane), counted per digit.
+  // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp).
   u32 pos[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 d = digit(key[j]);
     const u32 peers = digit_peers(d);
     const int leader = __ffs(peers) - 1;
-    const u32 before = __popc(peers & ((1u << lane) - 1u));
-    u32 old = 0;
-    if (lane == leader) {
-      old = s_count[warp][d];
-      s_count[warp][d] = old + __popc(peers);
-    }
-    old = __shfl_sync(FULL, old, leader);
-    pos[j] = old + before;
-    __syncwarp();
+    u32 first = 0;
+    if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
+    first = __shfl_sync(FULL, first, leader);
+    pos[j] = first + __popc(peers & ((1u << lane) - 1u));
   }
-  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    s_keys[pos[j]] = key[j];
+    s_digit[pos[j]] = (u8)digit(key[j]);
+  }
 
-  // Per digit: each warp's offset within the tile's keys of that digit; the global start
-  // through the look-back over the tiles before.
+  // Look back for the counts of the tiles before: where this tile's keys of each digit go.
   if (threadIdx.x < RADIX) {
     const u32 d = threadIdx.x;
-    u32 run = 0;
-    for (int w = 0; w < NW; ++w) {
-      const u32 c = s_count[w][d];
-      s_count[w][d] = run;
-      run += c;
-    }
     u64 excl = 0;
     if (tile > 0) {
       for (u64 k = tile; k-- > 0;) {
@@ -314,19 +329,10 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
         excl += w & ((1ull << 58) - 1);
         if (((w >> 58) & 3u) == 2u) break;
       }
-      ds::st_relaxed(&st[d], tag | (2ull << 58) | (excl + mine));
+      ds::st_relaxed(&st[d], tag | (2ull << 58) | (excl + total - (d == 255 ? invalid : 0u)));
     }
-    s_glob[d] = plan->offsets[pass][d] + excl;
-  }
-  const u64 local = block_excl_sum_256(threadIdx.x < RADIX ? s_hist[threadIdx.x] : 0, s_warp);
-  if (threadIdx.x < RADIX) s_local[threadIdx.x] = (u32)local;
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const u32 d = digit(key[j]);
-    pos[j] += s_local[d] + s_count[warp][d];
-    s_keys[pos[j]] = key[j];
-    s_digit[pos[j]] = (u8)d;
+    // The destination of tile place i (of digit d) is s_glob[d] + i (wrapping arithmetic).
+    s_glob[d] = plan->offsets[pass][d] + excl - local;
   }
   __syncthreads();
   const u32 valid = (u32)min_u<u64>(TILE, n - tb);
@@ -335,9 +341,8 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   for (int j = 0; j < ITEMS; ++j) {
     const u32 i = threadIdx.x + j * BLOCK;
     if (i < valid) {
-      const u32 d = s_digit[i];
       const U b = s_keys[i];
-      kdst[s_glob[d] + (i - s_local[d])] = KB::from_raw(last ? KB::unorder(b) : b);
+      kdst[s_glob[s_digit[i]] + i] = KB::from_raw(last ? KB::unorder(b) : b);
     }
   }
   if (VMODE != 0) {
@@ -348,10 +353,7 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const u32 i = threadIdx.x + j * BLOCK;
-      if (i < valid) {
-        const u32 d = s_digit[i];
-        vdst[s_glob[d] + (i - s_local[d])] = s_vals[i];
-      }
+      if (i < valid) vdst[s_glob[s_digit[i]] + i] = s_vals[i];
     }
   }
 }

@@ -1,19 +1,18 @@
-// Deterministic single-pass look-back (a variant of Merrill & Garland's decoupled look-back
-// in which every prefix is combined in one fixed order, whatever the timing).
+// Deterministic single-pass look-back, after Merrill & Garland's decoupled look-back (2016).
 //
-// Tiles are grouped in windows of W consecutive tiles. Each tile publishes its aggregate as
-// soon as it has it. The prefix before window w (PW[w]) is published by the first tile of
-// window w as PW[w-1] f S[w-1], where S[w-1] reduces the aggregates of window w-1 by a fixed
-// tree. Tile t of window w takes PW[w] f L[t], where L[t] reduces the aggregates of the tiles
-// before it in its window by the same fixed tree (the missing ones are the neutral element,
-// which combines exactly). So every prefix is one fixed expression of the tile aggregates: a
-// float scan gives the same bits on every run, while each element is still read and written
-// once. A tile only waits for tiles that took their number before it (numbers come from an
-// atomic counter), so the wait always ends.
+// Each tile publishes its aggregate a[t] as soon as it has it, and later its inclusive prefix
+// I[t]. The inclusive prefix is defined as the left fold I[t] = (...((first f a[0]) f a[1])
+// ...) f a[t]. A tile looks back, 32 predecessors at a time, for the nearest published
+// inclusive prefix I[p], then folds the aggregates a[p+1] ... a[t-1] onto it one by one, left
+// to right: I[t-1] by its definition, whatever p it found. So every prefix is the same fixed
+// expression of the tile aggregates on every run (a float scan gives the same bits), while
+// each element is still read and written once. A tile only waits for tiles that took their
+// number before it (from an atomic counter), so the waits end.
 //
-// Status slots are 32 bytes. The low 32 bits of each slot's first word are its tag,
-// epoch * 2 + flag, where the epoch is the launch's number: slots from earlier launches are
-// never mistaken for current ones, so the slots need no clearing between launches.
+// Status: `tiles` slots of aggregates, then `tiles` slots of inclusive prefixes, 32 bytes
+// each. The low 32 bits of a slot's first word are its tag, epoch * 2 + flag, the epoch being
+// the launch's number: slots of earlier launches are never mistaken for current ones, so the
+// slots need no clearing between launches.
 #pragma once
 #include "warp/reduce.cuh"
 
@@ -137,51 +136,55 @@ template <class V> DS_DEV V wait_slot(const Slot* s, u32 epoch) {
   }
 }
 
-// The prefix of everything before `tile` (combined with `first` in front), called by all
-// lanes of one warp; publishes `aggregate` (the tile's own reduction) on the way. Status holds
-// `tiles` tile slots, then one slot per window. Each lane first reads all its slots at once
-// and only then waits for those not yet written, so a tile waits about one memory latency,
-// not one per slot.
-template <int W, class V, class F>
+// The exclusive prefix of `tile` (first f a[0] f ... f a[tile-1]), called by all lanes of one
+// warp; publishes the tile's aggregate first and its inclusive prefix last. The result is the
+// same in every lane.
+template <class V, class F>
 DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
                      const F& f, V neutral) {
-  static_assert(W % WARP == 0, "windows are whole warps of tiles");
   typedef SlotIO<V> IO;
-  constexpr int PER = W / WARP;
+  constexpr int DEPTH = 4;  // windows of 32 predecessors kept while looking further back
   const int lane = lane_id();
   Slot* agg = status;
-  Slot* win = status + tiles;
+  Slot* inc = status + tiles;
+  if (tile == 0) {
+    if (lane == 0) IO::put(&inc[0], f(first, aggregate), epoch);
+    return first;
+  }
   if (lane == 0) IO::put(&agg[tile], aggregate, epoch);
-  const u32 w = tile / W;
-  const u32 k = tile % W;
-  // A window's first tile combines the whole previous window (S[w-1]) into PW[w] = PW[w-1] f
-  // S[w-1]; any other tile takes PW[w] f L, L combining the tiles before it in its window.
-  const bool leader = w > 0 && k == 0;
-  const u32 base = (leader ? (w - 1) * W : w * W) + lane * PER;
-  const Slot* pw_slot = leader ? &win[w - 1] : &win[w];
-  const bool need_pw = lane == 0 && (leader ? w > 1 : w > 0);
-  u64 word[PER];
+  for (;;) {
+    V saved[DEPTH];  // aggregates of the windows passed, nearest first
 #pragma unroll
-  for (int j = 0; j < PER; ++j) word[j] = (leader || base + j < tile) ? IO::peek(&agg[base + j]) : 0;
-  const u64 pw_word = need_pw ? IO::peek(pw_slot) : 0;
-  if (!IO::PACKED) fence_acq_rel();
-  V acc = neutral;
+    for (int d = 0; d < DEPTH; ++d) {
+      const long long j = (long long)tile - 32 * (d + 1) + lane;
+      const bool exists = j >= 0;
+      const u64 wi = exists ? IO::peek(&inc[j]) : 0;
+      const u64 wa = exists ? IO::peek(&agg[j]) : 0;
+      if (!IO::PACKED) fence_acq_rel();
+      const u32 found = __ballot_sync(FULL, exists && IO::ready(wi, epoch));
+      if (found) {
+        const int hi = 31 - __clz(found);
+        V mine = neutral;
+        if (lane == hi) {
+          mine = IO::value(&inc[j], wi);
+        } else if (lane > hi) {
+          mine = IO::ready(wa, epoch) ? IO::value(&agg[j], wa) : wait_slot<V>(&agg[j], epoch);
+        }
+        V acc = shfl_idx(mine, hi);
+        for (int l = hi + 1; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
 #pragma unroll
-  for (int j = 0; j < PER; ++j) {
-    if (leader || base + j < tile) {
-      const Slot* s = &agg[base + j];
-      acc = f(acc, IO::ready(word[j], epoch) ? IO::value(s, word[j]) : wait_slot<V>(s, epoch));
+        for (int e = d - 1; e >= 0; --e)
+          for (int l = 0; l < WARP; ++l) acc = f(acc, shfl_idx(saved[e], l));
+        if (lane == 0) IO::put(&inc[tile], f(acc, aggregate), epoch);
+        return acc;
+      }
+      saved[d] = !exists ? neutral
+                 : IO::ready(wa, epoch) ? IO::value(&agg[j], wa)
+                                        : wait_slot<V>(&agg[j], epoch);
     }
+    // No inclusive prefix among the nearest DEPTH * 32 tiles yet: they come, look again.
+    __nanosleep(100);
   }
-  const V red = warp_reduce(acc, f);
-  V p = neutral;
-  if (lane == 0) {
-    V pw = first;
-    if (need_pw) pw = IO::ready(pw_word, epoch) ? IO::value(pw_slot, pw_word) : wait_slot<V>(pw_slot, epoch);
-    p = f(pw, red);
-    if (leader) IO::put(&win[w], p, epoch);
-  }
-  return shfl_idx(p, 0);
 }
 
 }  // namespace ds

@@ -6,8 +6,6 @@
 
 namespace ds {
 
-// Window of the look-back, in tiles.
-constexpr int LOOKBACK_WINDOW = 128;
 // Blocks of a single-pass scan kernel that must fit a multiprocessor (caps registers at 64 for
 // 256 threads): tiles in flight hide the look-back.
 constexpr int SCAN_MIN_BLOCKS = 4;
@@ -54,8 +52,7 @@ DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* stat
     V ex = shfl_up(inc, 1);
     if (lane == 0) ex = neutral;
     const V total = shfl_idx(inc, WARP - 1);
-    const V prefix =
-        tile_prefix<LOOKBACK_WINDOW>(status, tiles, tile, epoch, total, first, f, neutral);
+    const V prefix = tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
     if (lane < R * NW) s_chunk[lane] = f(prefix, ex);
   }
   __syncthreads();

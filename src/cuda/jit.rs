@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-/// Every file of `kernels/`, by the name an `#include` uses.
-pub(crate) const FILES: &[(&str, &str)] = &[
+/// Every file of `kernels/`, by the name an `#include` uses, as built into the crate.
+const EMBEDDED: &[(&str, &str)] = &[
     ("prelude.cuh", include_str!("../../kernels/prelude.cuh")),
     (
         "warp/reduce.cuh",
@@ -50,6 +50,25 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ("combine.cu", include_str!("../../kernels/combine.cu")),
     ("histogram.cu", include_str!("../../kernels/histogram.cu")),
 ];
+
+/// The kernel files NVRTC sees: the embedded ones, or, for kernel development, the files of
+/// the directory `DEVSEQ_KERNEL_DIR` names where it has them (the disk cache key covers their
+/// contents, so edited kernels are recompiled).
+fn files() -> &'static [(String, String)] {
+    static F: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = std::env::var_os("DEVSEQ_KERNEL_DIR").map(PathBuf::from);
+        EMBEDDED
+            .iter()
+            .map(|(name, text)| {
+                let over = dir
+                    .as_ref()
+                    .and_then(|d| std::fs::read_to_string(d.join(name)).ok());
+                (name.to_string(), over.unwrap_or_else(|| text.to_string()))
+            })
+            .collect()
+    })
+}
 
 /// One kernel instance: a translation unit (usually just an `#include` of its family's `.cu`,
 /// plus the functor of a `map`) and the name expression that instantiates the kernel template.
@@ -245,7 +264,7 @@ impl Jit {
         for o in &self.options {
             parts.push(o.as_bytes());
         }
-        for (name, text) in FILES {
+        for (name, text) in files() {
             parts.push(name.as_bytes());
             parts.push(text.as_bytes());
         }
@@ -320,8 +339,14 @@ fn compile(
         CString::new(s).map_err(|_| Error::InvalidArgument("NUL in kernel source".into()))
     };
     let src = cstr(source)?;
-    let names: Vec<CString> = FILES.iter().map(|(n, _)| cstr(n)).collect::<Result<_>>()?;
-    let texts: Vec<CString> = FILES.iter().map(|(_, t)| cstr(t)).collect::<Result<_>>()?;
+    let names: Vec<CString> = files()
+        .iter()
+        .map(|(n, _)| cstr(n))
+        .collect::<Result<_>>()?;
+    let texts: Vec<CString> = files()
+        .iter()
+        .map(|(_, t)| cstr(t))
+        .collect::<Result<_>>()?;
     let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
     let text_ptrs: Vec<*const c_char> = texts.iter().map(|c| c.as_ptr()).collect();
     let opts: Vec<CString> = options.iter().map(|o| cstr(o)).collect::<Result<_>>()?;
@@ -329,14 +354,14 @@ fn compile(
     let cexpr = cstr(expr)?;
     let mut prog: nv::nvrtcProgram = std::ptr::null_mut();
     // SAFETY: every pointer refers to a NUL-terminated string alive for the whole block;
-    // the header arrays have `FILES.len()` entries; the program is destroyed at the end.
+    // the header arrays have `files().len()` entries; the program is destroyed at the end.
     unsafe {
         nvrtc_check(
             nv::nvrtcCreateProgram(
                 &mut prog,
                 src.as_ptr(),
                 c"devseq.cu".as_ptr(),
-                FILES.len() as i32,
+                files().len() as i32,
                 text_ptrs.as_ptr(),
                 name_ptrs.as_ptr(),
             ),

@@ -36,8 +36,8 @@ pub(crate) fn launch_single_pass(
     if tiles == 0 {
         return Ok(());
     }
-    let windows = tiles / tuning::LOOKBACK_WINDOW + 2;
-    let status = (tiles + windows) as usize * tuning::SLOT_BYTES;
+    // An aggregate slot and an inclusive-prefix slot a tile.
+    let status = 2 * tiles as usize * tuning::SLOT_BYTES;
     let args = args();
     gpu.single_pass(tiles, status, |s: &PassSlots| {
         let a = args

@@ -14,12 +14,13 @@ pub(crate) fn vec(size: usize) -> u32 {
     (16 / size.clamp(1, 16)) as u32
 }
 
-/// Map, fill, sequence: 256 threads, 4 rounds (64 bytes in flight a thread), grid-stride
-/// over a single wave. 2 rounds reached 0.92 of Thrust's transform at 2^28 on an H200
-/// (2026-11-21, docs/performance.md); more loads in flight a thread is the first remedy.
+/// Map, fill, sequence: 256 threads, 2 rounds, grid-stride over a single wave, the next
+/// tile's loads issued before the current tile is stored (software pipelining). Measured on
+/// an H200 (2026-11-21, docs/performance.md): 2 and 4 rounds without pipelining both reached
+/// 0.92 of Thrust's transform at 2^28 (3.84 TB/s, 72% of cycles waiting on loads).
 pub(crate) const MAP: Shape = Shape {
     block: 256,
-    rounds: 4,
+    rounds: 2,
 };
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
@@ -43,10 +44,6 @@ pub(crate) fn scan(size: usize) -> Shape {
         },
     }
 }
-
-/// Tiles a window of the deterministic look-back (`LOOKBACK_WINDOW` in
-/// kernels/block/scan.cuh; keep them equal).
-pub(crate) const LOOKBACK_WINDOW: u64 = 128;
 
 /// Bytes of a look-back status slot (`ds::Slot`).
 pub(crate) const SLOT_BYTES: usize = 32;
