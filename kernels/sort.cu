@@ -320,10 +320,9 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
       for (u64 k = tile; k-- > 0;) {
         const u64* p = status + k * RADIX + d;
         u64 w = ds::ld_relaxed(p);
-        u32 pause = 8;
+        u32 pause = 8, rounds = 0;
         while ((w >> 60) != pass + 1) {
-          __nanosleep(pause);
-          if (pause < 128) pause *= 2;
+          ds::spin(rounds, pause);
           w = ds::ld_relaxed(p);
         }
         excl += w & ((1ull << 58) - 1);

@@ -123,16 +123,25 @@ template <> struct SlotIO<SegPair<f32>> : SlotIO4Pair<f32> {};
 template <> struct SlotIO<SegPair<i32>> : SlotIO4Pair<i32> {};
 template <> struct SlotIO<SegPair<u32>> : SlotIO4Pair<u32> {};
 
+// Spin loops give up (trap, which fails the launch with an error) after this many rounds,
+// several seconds: a wait that long means a lost publication, and an error beats a hang.
+constexpr u32 SPIN_LIMIT = 1u << 25;
+
+DS_DEV void spin(u32& rounds, u32& pause) {
+  __nanosleep(pause);
+  if (pause < 256) pause *= 2;
+  if (++rounds > SPIN_LIMIT) __trap();
+}
+
 template <class V> DS_DEV V wait_slot(const Slot* s, u32 epoch) {
-  u32 pause = 8;
+  u32 pause = 8, rounds = 0;
   for (;;) {
     const u64 w = SlotIO<V>::peek(s);
     if (SlotIO<V>::ready(w, epoch)) {
       if (!SlotIO<V>::PACKED) fence_acq_rel();
       return SlotIO<V>::value(s, w);
     }
-    __nanosleep(pause);
-    if (pause < 256) pause *= 2;
+    spin(rounds, pause);
   }
 }
 
@@ -147,11 +156,14 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
   const int lane = lane_id();
   Slot* agg = status;
   Slot* inc = status + tiles;
+  // Every tile publishes its aggregate (tile 0 too: a successor that finds no inclusive prefix
+  // yet waits for the aggregates of the tiles it passes).
+  if (lane == 0) IO::put(&agg[tile], aggregate, epoch);
   if (tile == 0) {
     if (lane == 0) IO::put(&inc[0], f(first, aggregate), epoch);
     return first;
   }
-  if (lane == 0) IO::put(&agg[tile], aggregate, epoch);
+  u32 rounds = 0, pause = 64;
   for (;;) {
     V saved[DEPTH];  // aggregates of the windows passed, nearest first
 #pragma unroll
@@ -183,7 +195,7 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
                                         : wait_slot<V>(&agg[j], epoch);
     }
     // No inclusive prefix among the nearest DEPTH * 32 tiles yet: they come, look again.
-    __nanosleep(100);
+    spin(rounds, pause);
   }
 }
 
