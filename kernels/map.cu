@@ -34,6 +34,87 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+namespace ds {
+// Hopper's bulk copy engine (sm_90): global to shared memory, completing on an mbarrier.
+DS_DEV u32 smem_addr(const void* p) {
+  u32 r;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
+  return r;
+}
+DS_DEV void mbar_init(u64* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+DS_DEV void bulk_load(void* dst, const void* src, u32 bytes, u64* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+DS_DEV void mbar_wait(u64* bar, u32 phase) {
+  u32 done = 0;
+  while (!done)
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(phase)
+        : "memory");
+}
+}  // namespace ds
+
+// out[i] = F(a[i]) with the input streamed through shared memory by the bulk copy engine,
+// STAGES tiles ahead (sm_90 and later; `a` and `out` 16-byte aligned). Whole tiles go through
+// the copy engine; the last partial tile is read directly.
+template <class F, class Out, class A, int BLOCK, int VEC, int R, int STAGES>
+__global__ void __launch_bounds__(BLOCK)
+    ds_map1_bulk(const A* __restrict__ a, Out* __restrict__ out, u64 n) {
+#if __CUDA_ARCH__ >= 900
+  using namespace ds;
+  constexpr u32 TILE = BLOCK * VEC * R;
+  constexpr u32 BYTES = TILE * sizeof(A);
+  static_assert(BYTES % 16 == 0, "bulk copies are whole 16-byte words");
+  __shared__ __align__(128) A buf[STAGES][TILE];
+  __shared__ __align__(8) u64 bar[STAGES];
+  const F f{};
+  const u64 full = n / TILE;
+  const u64 stride = gridDim.x;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) mbar_init(&bar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < STAGES; ++s) {
+      const u64 t = blockIdx.x + s * stride;
+      if (t < full) bulk_load(buf[s], a + t * TILE, BYTES, &bar[s]);
+    }
+  }
+  __syncthreads();
+  u32 k = 0;
+  for (u64 t = blockIdx.x; t < full; t += stride, ++k) {
+    const u32 s = k % STAGES;
+    mbar_wait(&bar[s], (k / STAGES) & 1u);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const u32 off = (r * BLOCK + threadIdx.x) * VEC;
+      A x[VEC];
+      load_vec<A, VEC>(&buf[s][off], x);
+      Out y[VEC];
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) y[j] = from_c<Out>(f(to_c<A>(x[j])));
+      store_vec<Out, VEC>(out + t * TILE + off, y);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const u64 next = t + STAGES * stride;
+      if (next < full) bulk_load(buf[s], a + next * TILE, BYTES, &bar[s]);
+    }
+  }
+  if (blockIdx.x == full % gridDim.x) {
+    for (u64 i = full * TILE + threadIdx.x; i < n; i += BLOCK) out[i] = from_c<Out>(f(to_c<A>(a[i])));
+  }
+#endif
+}
+
 // out[i] = F(a[i], b[i])
 template <class F, class Out, class A, class B, int BLOCK, int VEC, int R, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK)

@@ -274,8 +274,19 @@ struct OpMul {
   template <class C> static DS_DEV C apply(C a, C b) { return mul<C>(a, b); }
   template <class C> static DS_DEV C neutral() { return (C)1; }
 };
+// Reductions and scans combine float Min/Max with the hardware's fminf/fmaxf: NaN-ignoring
+// like min_/max_, one instruction, deterministic; only which zero of +-0 wins may differ from
+// min_/max_ (which `map` keeps, to agree with the host bit for bit).
+DS_DEV f32 hw_min(f32 a, f32 b) { return fminf(a, b); }
+DS_DEV f64 hw_min(f64 a, f64 b) { return fmin(a, b); }
+DS_DEV f32 hw_max(f32 a, f32 b) { return fmaxf(a, b); }
+DS_DEV f64 hw_max(f64 a, f64 b) { return fmax(a, b); }
+
 struct OpMin {
-  template <class C> static DS_DEV C apply(C a, C b) { return min_<C>(a, b); }
+  template <class C> static DS_DEV C apply(C a, C b) {
+    if constexpr (traits<C>::is_float) return hw_min(a, b);
+    else return min_<C>(a, b);
+  }
   template <class C> static DS_DEV C neutral() {
     if constexpr (same<C, f32>::value) return f32_from_bits(0x7fc00000u);
     else if constexpr (same<C, f64>::value) return f64_from_bits(0x7ff8000000000000ull);
@@ -283,7 +294,10 @@ struct OpMin {
   }
 };
 struct OpMax {
-  template <class C> static DS_DEV C apply(C a, C b) { return max_<C>(a, b); }
+  template <class C> static DS_DEV C apply(C a, C b) {
+    if constexpr (traits<C>::is_float) return hw_max(a, b);
+    else return max_<C>(a, b);
+  }
   template <class C> static DS_DEV C neutral() {
     if constexpr (same<C, f32>::value) return f32_from_bits(0x7fc00000u);
     else if constexpr (same<C, f64>::value) return f64_from_bits(0x7ff8000000000000ull);

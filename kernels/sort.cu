@@ -317,16 +317,27 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
     const u32 d = threadIdx.x;
     u64 excl = 0;
     if (tile > 0) {
-      for (u64 k = tile; k-- > 0;) {
-        const u64* p = status + k * RADIX + d;
-        u64 w = ds::ld_relaxed(p);
-        u32 pause = 8, rounds = 0;
-        while ((w >> 60) != pass + 1) {
-          ds::spin(rounds, pause);
-          w = ds::ld_relaxed(p);
+      // Walk back LOOK tiles at a time: their words are read together, then taken in order
+      // (waiting for any not yet written) until one carries the count of all tiles before.
+      constexpr int LOOK = 8;
+      bool done = false;
+      for (long long k = (long long)tile - 1; !done; k -= LOOK) {
+        u64 w[LOOK];
+#pragma unroll
+        for (int q = 0; q < LOOK; ++q)
+          w[q] = k - q >= 0 ? ds::ld_relaxed(status + (u64)(k - q) * RADIX + d) : 0;
+#pragma unroll
+        for (int q = 0; q < LOOK; ++q) {
+          if (done) break;
+          const u64* p = status + (u64)(k - q) * RADIX + d;
+          u32 pause = 8, rounds = 0;
+          while ((w[q] >> 60) != pass + 1) {
+            ds::spin(rounds, pause);
+            w[q] = ds::ld_relaxed(p);
+          }
+          excl += w[q] & ((1ull << 58) - 1);
+          done = ((w[q] >> 58) & 3u) == 2u;
         }
-        excl += w & ((1ull << 58) - 1);
-        if (((w >> 58) & 3u) == 2u) break;
       }
       ds::st_relaxed(&st[d], tag | (2ull << 58) | (excl + total - (d == 255 ? invalid : 0u)));
     }

@@ -5,7 +5,7 @@
 
 use super::jit::Instance;
 use super::reduce::op_functor;
-use super::scan::{all_aligned, launch_single_pass, tiles};
+use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
 use super::sort::{Values, sort};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
@@ -80,6 +80,7 @@ pub(crate) fn scatter_combine(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
+        Grid::PerTile,
         || {
             Args::new()
                 .ptr(keys.ptr())

@@ -1,7 +1,7 @@
 //! `compact` and `nonzero_indices` on the GPU (`kernels/compact.cu`): one fused pass.
 
 use super::jit::Instance;
-use super::scan::{all_aligned, launch_single_pass, tiles};
+use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::Result;
@@ -49,6 +49,7 @@ pub(crate) fn compact(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
+        Grid::Persistent,
         || {
             Args::new()
                 .ptr(src.unwrap_or(Ptr(0)))

@@ -131,6 +131,22 @@ pub(crate) fn map_instance(g: &Graph, aligned: bool) -> Instance {
     }
 }
 
+/// The bulk-copy kernel for a one-input map (Hopper and later).
+pub(crate) fn bulk_instance(g: &Graph) -> Instance {
+    Instance {
+        source: source_with(&functor(g)),
+        expr: format!(
+            "ds_map1_bulk<MapFn, {}, {}, {}, {}, {}, {}>",
+            g.out_type().name(),
+            g.args[0].name(),
+            tuning::MAP.block,
+            map_vec(g),
+            tuning::MAP.rounds,
+            tuning::MAP_BULK_STAGES
+        ),
+    }
+}
+
 /// The generator kernels (`ds_sequence`, `ds_fill`) for `ty`.
 pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
     Instance {
@@ -175,6 +191,22 @@ pub(crate) fn map(gpu: &Arc<Gpu>, g: &Graph, inputs: &[Ptr], n: usize) -> Result
     let mut args = Args::new();
     for p in inputs {
         args = args.ptr(*p);
+    }
+    let bytes = n * g.args.iter().map(|t| t.size()).sum::<usize>();
+    if aligned
+        && g.args.len() == 1
+        && gpu.cc.0 >= 9
+        && bytes >= tuning::MAP_BULK_MIN_BYTES
+        && inputs[0].aligned(16)
+    {
+        return launch_stride(
+            gpu,
+            &bulk_instance(g),
+            vec as u32,
+            n,
+            args.ptr(out.ptr()).u64(n as u64),
+        )
+        .map(|_| out);
     }
     launch_stride(
         gpu,

@@ -98,6 +98,8 @@ pub(crate) struct Gpu {
     pub stream: sys::CUstream,
     pool: sys::CUmemoryPool,
     pub name: String,
+    /// Compute capability.
+    pub cc: (i32, i32),
     /// Multiprocessors.
     pub sms: u32,
     pub jit: Arc<jit::Jit>,
@@ -236,6 +238,7 @@ impl Gpu {
             stream,
             pool,
             name,
+            cc,
             sms,
             jit,
             counters,
@@ -642,6 +645,7 @@ mod compile_check {
         })
         .unwrap();
         v.push(super::map::map_instance(&g, true));
+        v.push(super::map::bulk_instance(&g));
         v.sort_by(|a, b| a.expr.cmp(&b.expr));
         v.dedup();
         v

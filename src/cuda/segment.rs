@@ -2,7 +2,7 @@
 
 use super::jit::Instance;
 use super::reduce::{Load, op_functor, reduce};
-use super::scan::{all_aligned, launch_single_pass, tiles};
+use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::Result;
@@ -72,6 +72,7 @@ pub(crate) fn scan(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
+        Grid::Persistent,
         || {
             Args::new()
                 .ptr(src)
@@ -123,6 +124,7 @@ pub(crate) fn reduce_segments(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
+        Grid::PerTile,
         || Args::new().ptr(src).ptr(flags).ptr(out.ptr()).u64(n as u64),
     )?;
     Ok(out)
