@@ -6,8 +6,8 @@
 #include "block/scan.cuh"
 #include "segment.cu"
 
-template <class T, class I, class Op, int BLOCK, int R, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
+template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
+__global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals, T* out, u64 n,
                     u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

@@ -52,9 +52,9 @@ template <class Op, class C, class K> struct SegCountCombine {
 
 // Segmented inclusive (EXCL = false) or exclusive scan; element 0 always starts a segment.
 // The exclusive form gives `init` at each head and init op (the segment's elements before
-// this one) elsewhere. Persistent, loading the next tile ahead (as ds_scan).
-template <class T, class Op, int BLOCK, int R, bool ALIGNED, bool EXCL>
-__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
+// this one) elsewhere.
+template <class T, class Op, int BLOCK, int R, int MINB, bool ALIGNED, bool EXCL>
+__global__ void __launch_bounds__(BLOCK, MINB)
     ds_segscan(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
                u64 init_bits, u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;
@@ -62,63 +62,43 @@ __global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
-  constexpr u64 TILE = (u64)BLOCK * R * VEC;
   const F f{};
-  const C init = from_bits<C>(init_bits);
-  u32 tile = next_tile<BLOCK>(counter, base);
-  if (tile >= tiles) return;
+  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u64 tb = (u64)tile * (BLOCK * R * VEC);
   T raw[R][VEC];
   u8 fl[R][VEC];
-  load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tile * TILE, raw, T{});
-  load_rounds<BLOCK, R, VEC, ALIGNED>(flags, n, tile * TILE, fl, (u8)0);
-  for (;;) {
-    const u32 next = next_tile<BLOCK>(counter, base);
-    T raw_ahead[R][VEC];
-    u8 fl_ahead[R][VEC];
-    if (next < tiles) {
-      load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, next * TILE, raw_ahead, T{});
-      load_rounds<BLOCK, R, VEC, ALIGNED>(flags, n, next * TILE, fl_ahead, (u8)0);
+  load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, raw, T{});
+  load_rounds<BLOCK, R, VEC, ALIGNED>(flags, n, tb, fl, (u8)0);
+  V x[R][VEC];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
+      if (i == 0) fl[r][j] = 1;
+      if (i < n) {
+        x[r][j].v = to_c<T>(raw[r][j]);
+        x[r][j].f = fl[r][j] != 0;
+      } else {
+        x[r][j] = F::neutral();
+      }
     }
-    const u64 tb = tile * TILE;
-    V x[R][VEC];
+  tile_scan<BLOCK, R, VEC, !EXCL>(x, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
+  const C init = from_bits<C>(init_bits);
 #pragma unroll
-    for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-        if (i == 0) fl[r][j] = 1;
-        if (i < n) {
-          x[r][j].v = to_c<T>(raw[r][j]);
-          x[r][j].f = fl[r][j] != 0;
-        } else {
-          x[r][j] = F::neutral();
-        }
-      }
-    tile_scan<BLOCK, R, VEC, !EXCL>(x, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        C v = x[r][j].v;
-        if (EXCL) v = fl[r][j] ? init : Op::template apply<C>(init, v);
-        raw[r][j] = from_c<T>(v);
-      }
-    store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, raw);
-    if (next >= tiles) return;
-    tile = next;
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        raw[r][j] = raw_ahead[r][j];
-        fl[r][j] = fl_ahead[r][j];
-      }
-  }
+    for (int j = 0; j < VEC; ++j) {
+      C v = x[r][j].v;
+      if (EXCL) v = fl[r][j] ? init : Op::template apply<C>(init, v);
+      raw[r][j] = from_c<T>(v);
+    }
+  store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, raw);
 }
 
 // One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
-template <class T, class Op, class K, int BLOCK, int R, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK, ds::SEG_MIN_BLOCKS)
+template <class T, class Op, class K, int BLOCK, int R, int MINB, bool ALIGNED>
+__global__ void __launch_bounds__(BLOCK, MINB)
     ds_segreduce(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
                  u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;

@@ -16,8 +16,6 @@ namespace ds {
 
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
-// Digit-pass blocks that must fit a multiprocessor (caps registers at 56 for 384 threads).
-constexpr int SORT_MIN_BLOCKS = 3;
 
 template <class T> struct is_float_key { static constexpr bool value = false; };
 template <> struct is_float_key<f16> { static constexpr bool value = true; };
@@ -186,29 +184,17 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-// The lanes of the warp whose 8-bit digit equals this lane's (as __match_any_sync, from 8
-// ballots, which issue faster).
-DS_DEV u32 digit_peers(u32 d) {
-  u32 peers = ds::FULL;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    const u32 bit = (d >> b) & 1u;
-    const u32 vote = __ballot_sync(ds::FULL, bit);
-    peers &= bit ? vote : ~vote;
-  }
-  return peers;
-}
-
 // One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
-// original indices (argsort; V is the index type).
+// original indices (argsort; V is the index type). Dynamic shared memory: sort_pass_smem.
 //
 // A tile counts its digits per warp first (shared-memory atomics), publishes the tile's counts
 // for the tiles after it, and turns the counts into each (warp, digit)'s start within the tile.
-// Ranking then gives every key its final place directly: per key and warp, the lanes holding
-// the same digit (8 ballots) and one atomic by the lowest of them. The look-back for the
-// counts of the tiles before comes last, when they are mostly published.
-template <class T, class V, int VMODE, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
+// Ranking then gives every key its final place directly: per key, the lanes of the warp with
+// the same digit find each other through a shared mask each ORs its bit into, and the highest
+// of them takes their places with one atomic. The look-back for the counts of the tiles
+// before comes last, when they are mostly published.
+template <class T, class V, int VMODE, int BLOCK, int ITEMS, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB)
     ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
                  u64 n, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status, u32* counter,
                  u32 base) {
@@ -217,15 +203,14 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   typedef typename KB::U U;
   constexpr int NW = BLOCK / WARP;
   constexpr int TILE = BLOCK * ITEMS;
-  constexpr int XB = sizeof(U) > sizeof(V) ? sizeof(U) : sizeof(V);
   static_assert(BLOCK >= RADIX, "one thread a digit");
-  __shared__ u32 s_count[NW][RADIX];
-  __shared__ u64 s_glob[RADIX];
-  __shared__ u64 s_warp[8];
-  __shared__ u8 s_digit[TILE];
-  __shared__ __align__(16) u8 s_x[TILE * XB];
-  U* s_keys = reinterpret_cast<U*>(s_x);
-  V* s_vals = reinterpret_cast<V*>(s_x);
+  extern __shared__ __align__(16) u8 ds_dyn[];
+  u32(*s_count)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn);
+  u32(*s_match)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn + NW * RADIX * 4);
+  u64* s_glob = reinterpret_cast<u64*>(ds_dyn + 2 * NW * RADIX * 4);
+  u64* s_warp = s_glob + RADIX;
+  U* s_keys = reinterpret_cast<U*>(s_warp + 8);
+  V* s_vals = reinterpret_cast<V*>(s_keys + TILE);
 
   const u32 tile = next_tile_sort(counter, base);
   const u32 mode = plan->mode[pass];
@@ -239,7 +224,7 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   const int lane = lane_id(), warp = warp_id();
   auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
 
-  for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
+  for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
 
   // Keys in order (j, then lane) within each warp's stretch; missing ones are all ones (digit
   // 255), and they come after every real key of the tile.
@@ -295,21 +280,27 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
   __syncthreads();
 
   // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp).
+  const u32 below = (1u << lane) - 1u;
   u32 pos[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 d = digit(key[j]);
-    const u32 peers = digit_peers(d);
-    const int leader = __ffs(peers) - 1;
+    atomicOr(&s_match[warp][d], 1u << lane);
+    __syncwarp();
+    const u32 peers = s_match[warp][d];
+    const int leader = 31 - __clz(peers);
     u32 first = 0;
     if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
     first = __shfl_sync(FULL, first, leader);
-    pos[j] = first + __popc(peers & ((1u << lane) - 1u));
+    pos[j] = first + __popc(peers & below);
+    __syncwarp();
+    if (lane == leader) s_match[warp][d] = 0;
+    __syncwarp();
   }
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     s_keys[pos[j]] = key[j];
-    s_digit[pos[j]] = (u8)digit(key[j]);
+    if constexpr (VMODE != 0) s_vals[pos[j]] = val[j];
   }
 
   // Look back for the counts of the tiles before: where this tile's keys of each digit go.
@@ -352,18 +343,9 @@ __global__ void __launch_bounds__(BLOCK, VMODE == 0 ? ds::SORT_MIN_BLOCKS : 2)
     const u32 i = threadIdx.x + j * BLOCK;
     if (i < valid) {
       const U b = s_keys[i];
-      kdst[s_glob[s_digit[i]] + i] = KB::from_raw(last ? KB::unorder(b) : b);
-    }
-  }
-  if (VMODE != 0) {
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) s_vals[pos[j]] = val[j];
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const u32 i = threadIdx.x + j * BLOCK;
-      if (i < valid) vdst[s_glob[s_digit[i]] + i] = s_vals[i];
+      const u64 dst = s_glob[digit(b)] + i;
+      kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
+      if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }
 }

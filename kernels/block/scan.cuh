@@ -6,11 +6,6 @@
 
 namespace ds {
 
-// Blocks of a single-pass scan kernel that must fit a multiprocessor (caps registers at 64 for
-// 256 threads): tiles in flight hide the look-back.
-constexpr int SCAN_MIN_BLOCKS = 4;
-// The same for scans of (value, flag) pairs, which hold twice the registers.
-constexpr int SEG_MIN_BLOCKS = 3;
 
 // Each block takes the next tile number from a counter that only grows (`base` is its value
 // when this launch started).
@@ -25,13 +20,16 @@ template <int BLOCK> DS_DEV u32 next_tile(u32* counter, u32 base) {
 // (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
 // must hold `neutral`. The combination order is fixed: thread items in order, then a
 // Kogge-Stone tree across the warp per round, then one warp scan over the R x warps chunk
-// totals, then the tile prefix; so results are bitwise reproducible.
+// totals (one or two a lane, in order), then the tile prefix; so results are bitwise
+// reproducible.
 template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
 DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
                       u32 tile, u32 epoch) {
   constexpr int NW = BLOCK / WARP;
-  static_assert(R * NW <= WARP, "rounds x warps must fit in one warp");
-  __shared__ V s_chunk[R * NW];
+  constexpr int CHUNKS = R * NW;
+  constexpr int CPL = (CHUNKS + WARP - 1) / WARP;  // chunk totals a lane of warp 0 takes
+  static_assert(CPL <= 2, "rounds x warps must fit in two per lane of one warp");
+  __shared__ V s_chunk[CHUNKS];
   const int lane = lane_id();
   const int warp = warp_id();
   V wex[R];
@@ -47,13 +45,27 @@ DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* stat
   }
   __syncthreads();
   if (warp == 0) {
-    const V t = lane < R * NW ? s_chunk[lane] : neutral;
+    V c[CPL];
+#pragma unroll
+    for (int q = 0; q < CPL; ++q) {
+      const int k = lane * CPL + q;
+      c[q] = k < CHUNKS ? s_chunk[k] : neutral;
+    }
+    V t = c[0];
+#pragma unroll
+    for (int q = 1; q < CPL; ++q) t = f(t, c[q]);
     const V inc = warp_scan_incl(t, f);
     V ex = shfl_up(inc, 1);
     if (lane == 0) ex = neutral;
     const V total = shfl_idx(inc, WARP - 1);
     const V prefix = tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
-    if (lane < R * NW) s_chunk[lane] = f(prefix, ex);
+    V p = f(prefix, ex);
+#pragma unroll
+    for (int q = 0; q < CPL; ++q) {
+      const int k = lane * CPL + q;
+      if (k < CHUNKS) s_chunk[k] = p;
+      p = f(p, c[q]);
+    }
   }
   __syncthreads();
 #pragma unroll

@@ -5,7 +5,7 @@
 
 use super::jit::Instance;
 use super::reduce::op_functor;
-use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
+use super::scan::{all_aligned, launch_single_pass, tiles};
 use super::sort::{Values, sort};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
@@ -18,12 +18,13 @@ pub(crate) fn instance(ty: ScalarType, idx: ScalarType, op: Op, aligned: bool) -
     Instance {
         source: "#include \"combine.cu\"\n".to_string(),
         expr: format!(
-            "ds_combine_runs<{}, {}, {}, {}, {}, {aligned}>",
+            "ds_combine_runs<{}, {}, {}, {}, {}, {}, {aligned}>",
             ty.name(),
             idx.name(),
             op_functor(op),
             sh.block,
-            sh.rounds
+            sh.rounds,
+            tuning::seg_min_blocks()
         ),
     }
 }
@@ -80,7 +81,6 @@ pub(crate) fn scatter_combine(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
-        Grid::PerTile,
         || {
             Args::new()
                 .ptr(keys.ptr())

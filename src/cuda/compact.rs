@@ -1,7 +1,7 @@
 //! `compact` and `nonzero_indices` on the GPU (`kernels/compact.cu`): one fused pass.
 
 use super::jit::Instance;
-use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
+use super::scan::{all_aligned, launch_single_pass, tiles};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::Result;
@@ -12,11 +12,12 @@ pub(crate) fn instance(ty: ScalarType, wide: bool, aligned: bool, indices: bool)
     Instance {
         source: "#include \"compact.cu\"\n".to_string(),
         expr: format!(
-            "ds_compact<{}, {}, {}, {}, {aligned}, {indices}>",
+            "ds_compact<{}, {}, {}, {}, {}, {aligned}, {indices}>",
             ty.name(),
             if wide { "u64" } else { "u32" },
             sh.block,
-            sh.rounds
+            sh.rounds,
+            tuning::scan_min_blocks()
         ),
     }
 }
@@ -49,7 +50,6 @@ pub(crate) fn compact(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
-        Grid::Persistent,
         || {
             Args::new()
                 .ptr(src.unwrap_or(Ptr(0)))

@@ -13,6 +13,7 @@ use cudarc::nvrtc::sys as nv;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -85,6 +86,8 @@ pub(crate) struct Kernel {
     pub name: String,
     /// Blocks per multiprocessor, once asked.
     pub occupancy: OnceLock<u32>,
+    /// The dynamic shared memory limit set for it (0: the default 48 KB).
+    pub smem_limit: AtomicU32,
 }
 
 // SAFETY: a CUfunction handle may be used from any thread with its context current; the
@@ -324,6 +327,7 @@ impl Jit {
             func,
             name: expr.to_string(),
             occupancy: OnceLock::new(),
+            smem_limit: AtomicU32::new(0),
         })
     }
 }

@@ -5,6 +5,7 @@ use super::{Gpu, Ptr, check};
 use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 
 /// Kernel arguments, each in an 8-byte slot. The driver copies as many bytes from a slot as
 /// the kernel's parameter has, so a `u32` parameter reads the low half (little-endian).
@@ -49,6 +50,19 @@ impl Args {
 impl Gpu {
     /// Queues `kernel` on this stream with `grid` blocks of `block` threads.
     pub fn launch(&self, kernel: &Kernel, grid: u64, block: u32, args: Args) -> Result<()> {
+        self.launch_smem(kernel, grid, block, 0, args)
+    }
+
+    /// As `launch`, with `smem` bytes of dynamic shared memory a block (beyond 48 KB the
+    /// kernel's limit is raised first, once).
+    pub fn launch_smem(
+        &self,
+        kernel: &Kernel,
+        grid: u64,
+        block: u32,
+        smem: u32,
+        args: Args,
+    ) -> Result<()> {
         if grid == 0 {
             return Ok(());
         }
@@ -59,6 +73,20 @@ impl Gpu {
             )));
         }
         self.bind()?;
+        if smem > 48 * 1024 && kernel.smem_limit.load(Ordering::Relaxed) < smem {
+            // SAFETY: a valid function of this context; the attribute takes an int.
+            check(
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        kernel.func,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        smem as i32,
+                    )
+                },
+                "cuFuncSetAttribute",
+            )?;
+            kernel.smem_limit.store(smem, Ordering::Relaxed);
+        }
         let mut slots = args.slots;
         let mut params: Vec<*mut c_void> = slots[..args.n]
             .iter_mut()
@@ -78,7 +106,7 @@ impl Gpu {
                     block,
                     1,
                     1,
-                    0,
+                    smem,
                     self.stream,
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),

@@ -23,16 +23,6 @@ pub(crate) fn all_aligned(vec: u32, ptrs: &[(Ptr, usize)]) -> bool {
         .all(|&(p, size)| p.aligned((vec as usize * size).min(16)))
 }
 
-/// How a single-pass kernel takes its tiles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Grid {
-    /// One block a tile.
-    PerTile,
-    /// One wave of blocks, each taking tiles until none are left (one more counter increment
-    /// a block, the one that finds none).
-    Persistent,
-}
-
 /// Launches a single-pass kernel of `tiles` tiles with the arguments `args` builds from its
 /// look-back slots (they end with counter, base, epoch, status, tiles, as every such kernel
 /// takes them).
@@ -41,30 +31,22 @@ pub(crate) fn launch_single_pass(
     kernel: &Kernel,
     tiles: u64,
     block: u32,
-    grid: Grid,
     args: impl FnOnce() -> Args,
 ) -> Result<()> {
     if tiles == 0 {
         return Ok(());
     }
-    let (blocks, increments) = match grid {
-        Grid::PerTile => (tiles, tiles),
-        Grid::Persistent => {
-            let b = gpu.wave(kernel, block, tiles)?;
-            (b, tiles + b)
-        }
-    };
     // An aggregate slot and an inclusive-prefix slot a tile.
     let status = 2 * tiles as usize * tuning::SLOT_BYTES;
     let args = args();
-    gpu.single_pass(increments, status, |s: &PassSlots| {
+    gpu.single_pass(tiles, status, |s: &PassSlots| {
         let a = args
             .ptr(s.counter)
             .u32(s.base)
             .u32(s.epoch)
             .ptr(s.status)
             .u32(tiles as u32);
-        gpu.launch(kernel, blocks, block, a)
+        gpu.launch(kernel, tiles, block, a)
     })
 }
 
@@ -73,11 +55,12 @@ pub(crate) fn instance(ty: ScalarType, op: Op, aligned: bool, exclusive: bool) -
     Instance {
         source: "#include \"scan.cu\"\n".to_string(),
         expr: format!(
-            "ds_scan<{}, {}, {}, {}, {aligned}, {exclusive}>",
+            "ds_scan<{}, {}, {}, {}, {}, {aligned}, {exclusive}>",
             ty.name(),
             op_functor(op),
             sh.block,
-            sh.rounds
+            sh.rounds,
+            tuning::scan_min_blocks()
         ),
     }
 }
@@ -101,13 +84,8 @@ pub(crate) fn scan(
     let aligned = all_aligned(tuning::vec(size), &[(src, size), (out.ptr(), size)]);
     let kernel = gpu.jit.get(&instance(ty, op, aligned, exclusive))?;
     let t = tiles(n, size);
-    launch_single_pass(
-        gpu,
-        &kernel,
-        t,
-        tuning::scan(size).block,
-        Grid::Persistent,
-        || Args::new().ptr(src).ptr(out.ptr()).u64(n as u64).u64(init),
-    )?;
+    launch_single_pass(gpu, &kernel, t, tuning::scan(size).block, || {
+        Args::new().ptr(src).ptr(out.ptr()).u64(n as u64).u64(init)
+    })?;
     Ok(out)
 }

@@ -2,7 +2,7 @@
 
 use super::jit::Instance;
 use super::reduce::{Load, op_functor, reduce};
-use super::scan::{Grid, all_aligned, launch_single_pass, tiles};
+use super::scan::{all_aligned, launch_single_pass, tiles};
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::Result;
@@ -14,11 +14,12 @@ pub(crate) fn scan_instance(ty: ScalarType, op: Op, aligned: bool, exclusive: bo
     Instance {
         source: "#include \"segment.cu\"\n".to_string(),
         expr: format!(
-            "ds_segscan<{}, {}, {}, {}, {aligned}, {exclusive}>",
+            "ds_segscan<{}, {}, {}, {}, {}, {aligned}, {exclusive}>",
             ty.name(),
             op_functor(op),
             sh.block,
-            sh.rounds
+            sh.rounds,
+            tuning::seg_min_blocks()
         ),
     }
 }
@@ -28,12 +29,13 @@ pub(crate) fn reduce_instance(ty: ScalarType, op: Op, wide: bool, aligned: bool)
     Instance {
         source: "#include \"segment.cu\"\n".to_string(),
         expr: format!(
-            "ds_segreduce<{}, {}, {}, {}, {}, {aligned}>",
+            "ds_segreduce<{}, {}, {}, {}, {}, {}, {aligned}>",
             ty.name(),
             op_functor(op),
             if wide { "u64" } else { "u32" },
             sh.block,
-            sh.rounds
+            sh.rounds,
+            tuning::seg_min_blocks()
         ),
     }
 }
@@ -72,7 +74,6 @@ pub(crate) fn scan(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
-        Grid::Persistent,
         || {
             Args::new()
                 .ptr(src)
@@ -124,7 +125,6 @@ pub(crate) fn reduce_segments(
         &kernel,
         tiles(n, size),
         tuning::scan(size).block,
-        Grid::PerTile,
         || Args::new().ptr(src).ptr(flags).ptr(out.ptr()).u64(n as u64),
     )?;
     Ok(out)

@@ -3,17 +3,33 @@
 //! constant.
 
 use super::jit::Instance;
-use super::{Args, Buffer, Gpu, Ptr, counter};
+use super::{Args, Buffer, Gpu, Ptr, counter, tuning};
 use crate::element::ScalarType;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
-/// Threads a block and keys a thread of the digit passes, by the widest of key and value.
-/// First choice: 384 x 16 (6144 keys a tile) for 4-byte data, after CUB's sm_90 tuning of
-/// its Onesweep (384 threads x 23 items for 4-byte keys, cub/device/dispatch/tuning/
-/// tuning_radix_sort.cuh), fewer items to stay within 48 KB of static shared memory.
-fn shape(widest: usize) -> (u32, u32) {
-    if widest <= 4 { (384, 16) } else { (384, 8) }
+/// Threads a block, keys a thread and blocks a multiprocessor (`__launch_bounds__`) of the
+/// digit passes, by the widest of key and value and whether values travel. First choice:
+/// 384 x 16 (6144 keys a tile) for 4-byte data, after CUB's sm_90 tuning of its Onesweep (384
+/// threads x 23 items for 4-byte keys, cub/device/dispatch/tuning/tuning_radix_sort.cuh).
+fn shape(widest: usize, values: bool) -> (u32, u32, u32) {
+    let items = if widest <= 4 { 16 } else { 8 };
+    (
+        tuning::knob("sort_block", 384),
+        tuning::knob("sort_items", items),
+        if values {
+            tuning::knob("sort_minb_pairs", 2)
+        } else {
+            tuning::knob("sort_minb", 3)
+        },
+    )
+}
+
+/// Dynamic shared memory of a digit pass (the layout at the top of ds_sort_pass).
+fn pass_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
+    let nw = block as usize / 32;
+    let tile = (block * items) as usize;
+    (2 * nw * RADIX * 4 + RADIX * 8 + 64 + tile * (key + value.unwrap_or(0))) as u32
 }
 
 const RADIX: usize = 256;
@@ -50,11 +66,11 @@ pub(crate) fn hist_instance(key: ScalarType) -> Instance {
 
 pub(crate) fn pass_instance(key: ScalarType, values: Values) -> Instance {
     let (vmode, vname, vsize) = values.mode();
-    let (block, items) = shape(key.size().max(vsize));
+    let (block, items, minb) = shape(key.size().max(vsize), vmode != 0);
     Instance {
         source: "#include \"sort.cu\"\n".to_string(),
         expr: format!(
-            "ds_sort_pass<{}, {vname}, {vmode}, {block}, {items}>",
+            "ds_sort_pass<{}, {vname}, {vmode}, {block}, {items}, {minb}>",
             key.name()
         ),
     }
@@ -85,7 +101,8 @@ pub(crate) fn sort(
     let (_, _, vsize) = values.mode();
     let has_values = !matches!(values, Values::None);
     let passes = bits.div_ceil(8).min(MAX_PASSES as u32);
-    let (block, items) = shape(ks.max(vsize));
+    let (block, items, _) = shape(ks.max(vsize), has_values);
+    let smem = pass_smem(block, items, ks, has_values.then_some(vsize));
     let tiles = (n as u64).div_ceil((block * items) as u64);
     if tiles > u32::MAX as u64 {
         return Err(Error::InvalidArgument(format!(
@@ -152,10 +169,11 @@ pub(crate) fn sort(
     let pk = gpu.jit.get(&pass_instance(key, values))?;
     for pass in 0..passes {
         gpu.single_pass(tiles, 0, |s| {
-            gpu.launch(
+            gpu.launch_smem(
                 &pk,
                 tiles,
                 block,
+                smem,
                 Args::new()
                     .ptr(keys)
                     .ptr(ka.ptr())

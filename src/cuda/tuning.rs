@@ -2,6 +2,29 @@
 //! from; "first choice" entries are reasoned, not yet measured, and are revisited with the
 //! benchmark (docs/performance.md).
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A launch-shape value, overridable for tuning experiments through `DEVSEQ_TUNE` (a
+/// comma-separated list of `name=value`, e.g. `scan_rounds=8,sort_items=12`). Not for
+/// production use: shapes outside the tested ones may not compile.
+pub(crate) fn knob(name: &str, default: u32) -> u32 {
+    static K: OnceLock<HashMap<String, u32>> = OnceLock::new();
+    K.get_or_init(|| {
+        std::env::var("DEVSEQ_TUNE")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.trim().to_string(), v.trim().parse().ok()?))
+            })
+            .collect()
+    })
+    .get(name)
+    .copied()
+    .unwrap_or(default)
+}
+
 /// Threads a block and rounds a tile (a round is one 16-byte access a thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shape {
@@ -42,14 +65,26 @@ pub(crate) const REDUCE: Shape = Shape {
 /// not exceed 32 (one warp scans the chunk totals). First choice, after CUB's scan tuning
 /// for 4-byte types on sm_90 (nominal 256 threads x 16 items).
 pub(crate) fn scan(size: usize) -> Shape {
+    let rounds = match size {
+        1 => 1,
+        2 => 2,
+        _ => 4,
+    };
     Shape {
         block: 256,
-        rounds: match size {
-            1 => 1,
-            2 => 2,
-            _ => 4,
-        },
+        rounds: knob("scan_rounds", rounds),
     }
+}
+
+/// Blocks of a single-pass scan kernel that must fit a multiprocessor (`__launch_bounds__`,
+/// capping registers; tiles in flight hide the look-back): 4 for scans and compaction (64
+/// registers for 256 threads), 3 for the kernels that scan (value, flag) pairs. First choice,
+/// from the registers the kernels need without spilling (ptxas, sm_90).
+pub(crate) fn scan_min_blocks() -> u32 {
+    knob("scan_minb", 4)
+}
+pub(crate) fn seg_min_blocks() -> u32 {
+    knob("seg_minb", 3)
 }
 
 /// Bytes of a look-back status slot (`ds::Slot`).
