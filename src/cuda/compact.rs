@@ -48,7 +48,7 @@ pub(crate) fn compact(
     launch_single_pass(
         gpu,
         &kernel,
-        tiles(n, size),
+        tiles(n, size, tuning::scan(size)),
         tuning::scan(size).block,
         || {
             Args::new()

@@ -18,9 +18,9 @@ pub(crate) fn instance(kernel: &str, ty: ScalarType, idx: ScalarType, aligned: b
             "{kernel}<{}, {}, {}, {}, {}, {aligned}>",
             ty.name(),
             idx.name(),
-            tuning::GATHER.block,
+            tuning::gather().block,
             vec(ty, idx),
-            tuning::GATHER.rounds
+            tuning::gather().rounds
         ),
     }
 }
@@ -67,7 +67,7 @@ fn launch(
         .iter()
         .all(|&(p, size)| p.aligned((v as usize * size).min(16)));
     let k = gpu.jit.get(&instance(kernel, ty, idx_ty, aligned))?;
-    let sh = tuning::GATHER;
+    let sh = tuning::gather();
     let tiles = (n as u64).div_ceil((sh.block * v * sh.rounds) as u64);
     let grid = gpu.wave(&k, sh.block, tiles)?;
     gpu.launch(&k, grid, sh.block, args)

@@ -142,7 +142,7 @@ pub(crate) fn bulk_instance(g: &Graph) -> Instance {
             tuning::MAP.block,
             map_vec(g),
             tuning::MAP.rounds,
-            tuning::MAP_BULK_STAGES
+            tuning::map_bulk_stages()
         ),
     }
 }

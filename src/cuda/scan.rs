@@ -9,9 +9,8 @@ use crate::error::Result;
 use crate::op::Op;
 use std::sync::Arc;
 
-/// Tiles of a single-pass kernel over `n` elements of size `size`.
-pub(crate) fn tiles(n: usize, size: usize) -> u64 {
-    let sh = tuning::scan(size);
+/// Tiles of a single-pass kernel of shape `sh` over `n` elements of size `size`.
+pub(crate) fn tiles(n: usize, size: usize, sh: tuning::Shape) -> u64 {
     let per = (sh.block * sh.rounds * tuning::vec(size)) as u64;
     (n as u64).div_ceil(per)
 }
@@ -83,8 +82,8 @@ pub(crate) fn scan(
     }
     let aligned = all_aligned(tuning::vec(size), &[(src, size), (out.ptr(), size)]);
     let kernel = gpu.jit.get(&instance(ty, op, aligned, exclusive))?;
-    let t = tiles(n, size);
-    launch_single_pass(gpu, &kernel, t, tuning::scan(size).block, || {
+    let sh = tuning::scan(size);
+    launch_single_pass(gpu, &kernel, tiles(n, size, sh), sh.block, || {
         Args::new().ptr(src).ptr(out.ptr()).u64(n as u64).u64(init)
     })?;
     Ok(out)

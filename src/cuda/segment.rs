@@ -10,7 +10,7 @@ use crate::op::Op;
 use std::sync::Arc;
 
 pub(crate) fn scan_instance(ty: ScalarType, op: Op, aligned: bool, exclusive: bool) -> Instance {
-    let sh = tuning::scan(ty.size());
+    let sh = tuning::seg(ty.size());
     Instance {
         source: "#include \"segment.cu\"\n".to_string(),
         expr: format!(
@@ -25,7 +25,7 @@ pub(crate) fn scan_instance(ty: ScalarType, op: Op, aligned: bool, exclusive: bo
 }
 
 pub(crate) fn reduce_instance(ty: ScalarType, op: Op, wide: bool, aligned: bool) -> Instance {
-    let sh = tuning::scan(ty.size());
+    let sh = tuning::seg(ty.size());
     Instance {
         source: "#include \"segment.cu\"\n".to_string(),
         expr: format!(
@@ -72,8 +72,8 @@ pub(crate) fn scan(
     launch_single_pass(
         gpu,
         &kernel,
-        tiles(n, size),
-        tuning::scan(size).block,
+        tiles(n, size, tuning::seg(size)),
+        tuning::seg(size).block,
         || {
             Args::new()
                 .ptr(src)
@@ -123,8 +123,8 @@ pub(crate) fn reduce_segments(
     launch_single_pass(
         gpu,
         &kernel,
-        tiles(n, size),
-        tuning::scan(size).block,
+        tiles(n, size, tuning::seg(size)),
+        tuning::seg(size).block,
         || Args::new().ptr(src).ptr(flags).ptr(out.ptr()).u64(n as u64),
     )?;
     Ok(out)

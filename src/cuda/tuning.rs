@@ -51,7 +51,9 @@ pub(crate) const MAP: Shape = Shape {
 /// transform does there ("ublkcp", cub/device/dispatch/tuning/tuning_transform.cuh). First
 /// choice; the plain kernel reached 3.84 TB/s on an H200, Thrust's 4.08.
 pub(crate) const MAP_BULK_MIN_BYTES: usize = 1 << 20;
-pub(crate) const MAP_BULK_STAGES: u32 = 3;
+pub(crate) fn map_bulk_stages() -> u32 {
+    knob("map_stages", 3)
+}
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
 /// choice, as CUB's reduce tuning for 4-byte types (256 threads, 16 items).
@@ -61,14 +63,16 @@ pub(crate) const REDUCE: Shape = Shape {
 };
 
 /// Single-pass scans (scan, segmented scan and reduce, compaction): 256 threads (8 warps)
-/// and rounds such that a thread holds 16 elements (8 for 8-byte types); rounds x warps must
-/// not exceed 32 (one warp scans the chunk totals). First choice, after CUB's scan tuning
-/// for 4-byte types on sm_90 (nominal 256 threads x 16 items).
+/// and rounds such that a thread holds 32 elements (16 for 8-byte types); rounds x warps must
+/// not exceed 64 (warp 0 scans the chunk totals, two a lane). Measured on an H200
+/// (2026-11-21, docs/performance.md): for 4-byte types 8 rounds with 3 blocks a
+/// multiprocessor took an inclusive scan of 2^28 from 0.80 ms (4 rounds, 4 blocks) to 0.67 ms,
+/// fewer tiles to look back over; 2 rounds were slower still.
 pub(crate) fn scan(size: usize) -> Shape {
     let rounds = match size {
-        1 => 1,
-        2 => 2,
-        _ => 4,
+        1 => 2,
+        2 => 4,
+        _ => 8,
     };
     Shape {
         block: 256,
@@ -76,12 +80,22 @@ pub(crate) fn scan(size: usize) -> Shape {
     }
 }
 
+/// The single-pass kernels over (value, flag) pairs (segmented scans and reduce, the runs of
+/// scatter_combine): as `scan`, overridable apart.
+pub(crate) fn seg(size: usize) -> Shape {
+    let sh = scan(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("seg_rounds", sh.rounds),
+    }
+}
+
 /// Blocks of a single-pass scan kernel that must fit a multiprocessor (`__launch_bounds__`,
-/// capping registers; tiles in flight hide the look-back): 4 for scans and compaction (64
-/// registers for 256 threads), 3 for the kernels that scan (value, flag) pairs. First choice,
-/// from the registers the kernels need without spilling (ptxas, sm_90).
+/// capping registers; tiles in flight hide the look-back): 3 (85 registers for 256 threads),
+/// also for the kernels that scan (value, flag) pairs. Measured with 8 rounds (H200,
+/// 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were tried, 5 was slower.
 pub(crate) fn scan_min_blocks() -> u32 {
-    knob("scan_minb", 4)
+    knob("scan_minb", 3)
 }
 pub(crate) fn seg_min_blocks() -> u32 {
     knob("seg_minb", 3)
@@ -91,8 +105,10 @@ pub(crate) fn seg_min_blocks() -> u32 {
 pub(crate) const SLOT_BYTES: usize = 32;
 
 /// Gather and scatter: 256 threads, 2 rounds of indices (8 random accesses in flight a
-/// thread for 4-byte indices). First choice.
-pub(crate) const GATHER: Shape = Shape {
-    block: 256,
-    rounds: 2,
-};
+/// thread for 4-byte indices). First choice; reached 0.97-0.99 of Thrust on an H200.
+pub(crate) fn gather() -> Shape {
+    Shape {
+        block: 256,
+        rounds: knob("gather_rounds", 2),
+    }
+}
