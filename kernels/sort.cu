@@ -187,11 +187,12 @@ __global__ void __launch_bounds__(BLOCK)
 // One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
 // original indices (argsort; V is the index type). Dynamic shared memory: sort_pass_smem.
 //
-// A tile ranks its keys within each warp and digit (counting the digits on the way),
-// publishes the tile's counts for the tiles after it, turns the counts into each (warp,
-// digit)'s start within the tile, and places its keys (and values) in shared memory. The
-// look-back for the counts of the tiles before comes last, when they are mostly published;
-// then the keys go out, grouped by digit so the writes coalesce.
+// A tile counts its digits per warp first (shared-memory atomics), publishes the tile's counts
+// for the tiles after it, and turns the counts into each (warp, digit)'s start within the tile.
+// Ranking then gives every key its final place directly: per key, the lanes of the warp with
+// the same digit find each other through a shared mask each ORs its bit into, and the highest
+// of them takes their places with one atomic. The look-back for the counts of the tiles
+// before comes last, when they are mostly published.
 template <class T, class V, int VMODE, int BLOCK, int ITEMS, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
@@ -248,31 +249,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
   }
   __syncthreads();
-
-  // Rank within the warp, stable (keys in order j, then lane), counting per digit as we go:
-  // per key, the lanes with the same digit find each other through a shared mask each ORs
-  // its bit into, and the highest of them adds their number to the warp's count (one update
-  // per distinct digit, however skewed the keys).
-  const u32 below = (1u << lane) - 1u;
-  u32 pos[ITEMS];
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const u32 d = digit(key[j]);
-    atomicOr(&s_match[warp][d], 1u << lane);
-    __syncwarp();
-    const u32 peers = s_match[warp][d];
-    const int leader = 31 - __clz(peers);
-    u32 first = 0;
-    if (lane == leader) {
-      first = s_count[warp][d];
-      s_count[warp][d] = first + __popc(peers);
-    }
-    first = __shfl_sync(FULL, first, leader);
-    pos[j] = first + __popc(peers & below);
-    __syncwarp();
-    if (lane == leader) s_match[warp][d] = 0;
-    __syncwarp();
-  }
+  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][digit(key[j])], 1u);
   __syncthreads();
 
   // Per digit: the tile's count, published for the tiles after (status words: tag (pass + 1)
@@ -300,8 +278,25 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     for (int w = 0; w < NW; ++w) s_count[w][threadIdx.x] += local;
   }
   __syncthreads();
+
+  // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp).
+  const u32 below = (1u << lane) - 1u;
+  u32 pos[ITEMS];
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) pos[j] += s_count[warp][digit(key[j])];
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 d = digit(key[j]);
+    atomicOr(&s_match[warp][d], 1u << lane);
+    __syncwarp();
+    const u32 peers = s_match[warp][d];
+    const int leader = 31 - __clz(peers);
+    u32 first = 0;
+    if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
+    first = __shfl_sync(FULL, first, leader);
+    pos[j] = first + __popc(peers & below);
+    __syncwarp();
+    if (lane == leader) s_match[warp][d] = 0;
+    __syncwarp();
+  }
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     s_keys[pos[j]] = key[j];

@@ -14,7 +14,7 @@ use crate::op::Op;
 use std::sync::Arc;
 
 pub(crate) fn instance(ty: ScalarType, idx: ScalarType, op: Op, aligned: bool) -> Instance {
-    let sh = tuning::seg(ty.size());
+    let sh = tuning::combine(ty.size());
     Instance {
         source: "#include \"combine.cu\"\n".to_string(),
         expr: format!(
@@ -79,8 +79,8 @@ pub(crate) fn scatter_combine(
     launch_single_pass(
         gpu,
         &kernel,
-        tiles(n, size, tuning::seg(size)),
-        tuning::seg(size).block,
+        tiles(n, size, tuning::combine(size)),
+        tuning::combine(size).block,
         || {
             Args::new()
                 .ptr(keys.ptr())

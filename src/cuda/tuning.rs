@@ -90,6 +90,16 @@ pub(crate) fn seg(size: usize) -> Shape {
     }
 }
 
+/// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
+/// 4 rounds, since 8 spill registers there (ptxas, sm_90: 304 bytes of stack for f32 values).
+pub(crate) fn combine(size: usize) -> Shape {
+    let sh = scan(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("combine_rounds", (sh.rounds / 2).max(1)),
+    }
+}
+
 /// Blocks of a single-pass scan kernel that must fit a multiprocessor (`__launch_bounds__`,
 /// capping registers; tiles in flight hide the look-back): 3 (85 registers for 256 threads),
 /// also for the kernels that scan (value, flag) pairs. Measured with 8 rounds (H200,

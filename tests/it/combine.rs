@@ -23,7 +23,7 @@ fn oracle<X: T>(xs: &[X], idx: &[u32], base: &[X], op: Op) -> Vec<X> {
 fn combines<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
-        for &n in SMALL_SIZES.iter().chain(&[1_000_003usize]) {
+        for &n in small_sizes().iter().chain(&[big(1_000_003)]) {
             for slots in [1usize, 16, (n / 16).max(1)] {
                 let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
                 let idx: Vec<u32> = (0..n).map(|_| r.below(slots as u64) as u32).collect();

@@ -17,15 +17,32 @@ pub fn dev() -> Device {
     .clone()
 }
 
-/// Sizes at the edges: tiny, warp and tile boundaries (the scan tile is 4096 elements, 2048
-/// for 8-byte types; a look-back window is 128 tiles), powers of two +-1, one large.
-pub const SIZES: &[usize] = &[
-    0, 1, 2, 31, 32, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8193, 65535, 65537,
-    524_289, 1_000_003,
-];
+/// Whether `DEVSEQ_TEST_SMALL` asks for small inputs only (for compute-sanitizer runs, which
+/// instrument every access).
+pub fn small() -> bool {
+    std::env::var_os("DEVSEQ_TEST_SMALL").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Sizes at the edges: tiny, warp and tile boundaries (the scan tile is 8192 elements for
+/// 4-byte types, 4096 for the others; the sort tile 9216 for 4-byte keys), powers of two +-1,
+/// and one large (dropped with `DEVSEQ_TEST_SMALL`).
+pub fn sizes() -> &'static [usize] {
+    const ALL: &[usize] = &[
+        0, 1, 2, 31, 32, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,
+        9217, 65535, 65537, 524_289, 1_000_003,
+    ];
+    if small() { &ALL[..ALL.len() - 2] } else { ALL }
+}
 
 /// Smaller set for the costlier combinations.
-pub const SMALL_SIZES: &[usize] = &[0, 1, 31, 32, 33, 1025, 4096, 4097, 65537];
+pub fn small_sizes() -> &'static [usize] {
+    &[0, 1, 31, 32, 33, 1025, 4096, 4097, 8193, 65537]
+}
+
+/// `n`, or a smaller stand-in with `DEVSEQ_TEST_SMALL`.
+pub fn big(n: usize) -> usize {
+    if small() { n.min(70_001) } else { n }
+}
 
 /// splitmix64.
 pub struct Rng(u64);

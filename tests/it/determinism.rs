@@ -11,7 +11,7 @@ fn twice<X: devseq::Element + std::fmt::Debug>(f: impl Fn() -> DeviceSeq<X>, wha
 
 fn all_float_primitives<X: T + devseq::Float>() {
     let mut r = Rng::new("determinism");
-    let n = 3_000_017;
+    let n = big(3_000_017);
     let xs: Vec<X> = (0..n)
         .map(|_| X::from_acc_f((r.unit() - 0.3) * 1000.0))
         .collect();

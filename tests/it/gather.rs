@@ -29,7 +29,7 @@ fn index_sets(r: &mut Rng, n: usize, len: usize) -> Vec<(&'static str, Vec<u64>)
 
 fn gather_scatter<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
-    for &n in SIZES {
+    for &n in sizes() {
         let len = n.max(1);
         let src: Vec<X> = draw_vec(&mut r, len, Gen::Special);
         let s = upload(&src);

@@ -38,7 +38,7 @@ fn bin<X: T>(x: X, bins: usize, lo: X, hi: X) -> Option<usize> {
 
 fn histograms<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
-    for &n in SMALL_SIZES.iter().chain(&[1_000_003usize]) {
+    for &n in small_sizes().iter().chain(&[big(1_000_003)]) {
         let xs: Vec<X> = if X::FLOAT {
             (0..n).map(|_| X::draw(&mut r, Gen::Special)).collect()
         } else {

@@ -19,6 +19,10 @@ fn beyond_u32_sizes() {
         eprintln!("beyond_u32_sizes: skipped on the host (runs with DEVSEQ_DEVICE=cuda)");
         return;
     }
+    if small() {
+        eprintln!("beyond_u32_sizes: skipped with DEVSEQ_TEST_SMALL (sanitizer runs)");
+        return;
+    }
     let xs = DeviceSeq::<u64>::sequence(&d, 1).unwrap(); // warm the context
     drop(xs);
     let xs = DeviceSeq::<u8>::sequence(&d, N)

@@ -4,7 +4,7 @@ use crate::for_types;
 fn reduce_all<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
-        for &n in SIZES {
+        for &n in sizes() {
             let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
             let s = upload(&xs);
             let want = X::from_acc(
@@ -35,7 +35,7 @@ for_types!(reduce, reduce_all);
 #[test]
 fn float_sums_of_random_data_are_close() {
     let mut r = Rng::new("float sums");
-    for &n in &[1000usize, 1_000_003] {
+    for n in [1000usize, big(1_000_003)] {
         let xs: Vec<f32> = (0..n).map(|_| r.unit() as f32 - 0.25).collect();
         let exact: f64 = xs.iter().map(|&x| x as f64).sum();
         let abs: f64 = xs.iter().map(|&x| (x as f64).abs()).sum();

@@ -28,7 +28,7 @@ fn exclusive_oracle<X: T>(xs: &[X], init: X, op: devseq::Op) -> Vec<X> {
 fn scans<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
-        for &n in SIZES {
+        for &n in sizes() {
             let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
             let s = upload(&xs);
             let got = s.inclusive_scan(op).unwrap().to_vec().unwrap();

@@ -52,7 +52,7 @@ fn segments<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
         for &p in DENSITIES {
-            let sizes: &[usize] = if p == 0.1 { SIZES } else { SMALL_SIZES };
+            let sizes: &[usize] = if p == 0.1 { sizes() } else { small_sizes() };
             for &n in sizes {
                 let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
                 let f = flags(&mut r, n, p);
@@ -89,7 +89,7 @@ for_types!(segmented, segments);
 
 fn heads_and_compaction<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
-    for &n in SIZES {
+    for &n in sizes() {
         // Runs of equal values: draw from a few.
         let pool: Vec<X> = draw_vec(&mut r, 3, Gen::Special);
         let xs: Vec<X> = (0..n).map(|_| pool[r.below(3) as usize]).collect();
@@ -116,7 +116,7 @@ for_types!(heads, heads_and_compaction);
 #[test]
 fn nonzero_indices() {
     let mut r = Rng::new("nonzero");
-    for &n in SIZES {
+    for &n in sizes() {
         for &p in DENSITIES {
             let f = flags(&mut r, n, p);
             let want: Vec<u64> = (0..n as u64).filter(|&i| f[i as usize] != 0).collect();

@@ -26,7 +26,7 @@ fn total<X: T>(a: &X, b: &X) -> std::cmp::Ordering {
 
 fn sorts<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
-    for &n in SIZES {
+    for &n in sizes() {
         for (what, keys) in distributions::<X>(&mut r, n) {
             let ks = upload(&keys);
             let mut want = keys.clone();
