@@ -109,18 +109,17 @@ __global__ void __launch_bounds__(BLOCK)
   typedef key_bits<T> KB;
   typedef typename KB::U U;
   constexpr int VEC = 16 / sizeof(T);
-  // Each bin is PARTS counters side by side, a lane adding to the one of its lane % PARTS:
-  // lanes with the same digit (skewed keys: a float's exponent byte) collide less.
-  constexpr int PARTS = 4;
-  __shared__ u32 s_g[MAX_PASSES][RADIX][PARTS];
+  // Counters private to each group of two warps (fewer collisions), summed at the end.
+  constexpr int GROUPS = BLOCK / 64;
+  __shared__ u32 s_g[GROUPS][MAX_PASSES][RADIX];
   __shared__ u32 s_h[MAX_PASSES][RADIX];
-  for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX * PARTS; k += BLOCK) (&s_g[0][0][0])[k] = 0;
+  for (u32 k = threadIdx.x; k < GROUPS * MAX_PASSES * RADIX; k += BLOCK) (&s_g[0][0][0])[k] = 0;
   __syncthreads();
-  const int part = lane_id() % PARTS;
+  const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
     if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
-    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_g[p][(u32)(b >> (8 * p)) & 255u][part], 1u);
+    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_g[group][p][(u32)(b >> (8 * p)) & 255u], 1u);
   };
   // Whole 16-byte vectors where the keys allow, then the rest one by one.
   const u64 nv = aligned ? n / VEC : 0;
@@ -135,7 +134,7 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) {
     u32 c = 0;
-    for (int q = 0; q < PARTS; ++q) c += (&s_g[0][0][0])[k * PARTS + q];
+    for (int g = 0; g < GROUPS; ++g) c += (&s_g[g][0][0])[k];
     (&s_h[0][0])[k] = c;
   }
   __syncthreads();
@@ -186,9 +185,7 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 // One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
-// original indices (argsort; V is the index type). Dynamic shared memory (pass_smem in
-// src/cuda/sort.rs): counters, match masks, digit starts, then the keys and values, an area of
-// at least 2 * NW * RADIX words (it holds two of the counting partitions first).
+// original indices (argsort; V is the index type). Dynamic shared memory: sort_pass_smem.
 //
 // A tile counts its digits per warp first (shared-memory atomics), publishes the tile's counts
 // for the tiles after it, and turns the counts into each (warp, digit)'s start within the tile.
@@ -251,20 +248,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       val[j] = from_input ? (V)i : (valid ? vsrc[i] : V{});
     }
   }
-  // Early counts, per warp, each lane into one of four partitions by lane % 4 (so lanes with
-  // the same digit collide less): s_count, s_match, and two stretches of the key area (free
-  // until the keys are placed); summed into s_count below.
-  u32* const p0 = &s_count[0][0];
-  u32* const p1 = &s_match[0][0];
-  u32* const p2 = reinterpret_cast<u32*>(s_keys);
-  u32* const p3 = p2 + NW * RADIX;
-  for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) p2[k] = 0;
   __syncthreads();
-  {
-    u32* mine = ((lane & 2) ? ((lane & 1) ? p3 : p2) : ((lane & 1) ? p1 : p0)) + warp * RADIX;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) atomicAdd(&mine[digit(key[j])], 1u);
-  }
+  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][digit(key[j])], 1u);
   __syncthreads();
 
   // Per digit: the tile's count, published for the tiles after (status words: tag (pass + 1)
@@ -279,9 +265,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     const u32 d = threadIdx.x;
 #pragma unroll
     for (int w = 0; w < NW; ++w) {
-      const u32 k = w * RADIX + d;
-      const u32 c = p0[k] + p1[k] + p2[k] + p3[k];
-      p1[k] = 0;  // s_match again, for the ranking
+      const u32 c = s_count[w][d];
       s_count[w][d] = total;
       total += c;
     }

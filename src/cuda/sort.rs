@@ -32,14 +32,11 @@ fn shape(widest: usize, values: bool) -> (u32, u32, u32) {
     )
 }
 
-/// Dynamic shared memory of a digit pass (the layout at the top of ds_sort_pass): counters and
-/// match masks of every warp, the digit starts, then the keys and values, an area that first
-/// holds two more counting partitions.
+/// Dynamic shared memory of a digit pass (the layout at the top of ds_sort_pass).
 fn pass_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
     let nw = block as usize / 32;
     let tile = (block * items) as usize;
-    let data = (tile * (key + value.unwrap_or(0))).max(2 * nw * RADIX * 4);
-    (2 * nw * RADIX * 4 + RADIX * 8 + 64 + data) as u32
+    (2 * nw * RADIX * 4 + RADIX * 8 + 64 + tile * (key + value.unwrap_or(0))) as u32
 }
 
 const RADIX: usize = 256;
