@@ -17,6 +17,7 @@ mod large;
 mod map;
 mod props;
 mod reduce;
+mod sanitize;
 mod scan;
 mod segment;
 mod sort;

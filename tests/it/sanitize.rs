@@ -1,0 +1,120 @@
+//! Every kernel family once, on small inputs, checked against plain loops: quick enough to
+//! run under compute-sanitizer's racecheck, which is too slow for the whole suite
+//! (`compute-sanitizer --tool racecheck tests/it sanitize::`).
+
+use crate::common::*;
+use devseq::{DeviceSeq, Op};
+
+#[test]
+fn every_kernel_family_once() {
+    let mut r = Rng::new("sanitize");
+    let n = 20_011; // several tiles of every single-pass kernel, and a partial last one
+    let xs: Vec<i32> = (0..n).map(|_| r.below(1000) as i32 - 500).collect();
+    let fl = flags(&mut r, n, 0.01);
+    let s = upload(&xs);
+    let f = upload(&fl);
+    let d = dev();
+
+    let m = s.map(|x| x * 3 + 1).unwrap().to_vec().unwrap();
+    assert_eq!(m, xs.iter().map(|x| x * 3 + 1).collect::<Vec<_>>());
+    let z = s
+        .zip_map(&s.slice(..), |x, y| x - y)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert!(z.iter().all(|&v| v == 0));
+    let fs = s.cast::<f32>().unwrap();
+    let fm = fs.map(|x| x * 0.5 + 1.0).unwrap().to_vec().unwrap();
+    assert_eq!(
+        fm,
+        xs.iter().map(|&x| x as f32 * 0.5 + 1.0).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        DeviceSeq::<u64>::sequence(&d, n).unwrap().to_vec().unwrap()[n - 1],
+        n as u64 - 1
+    );
+    assert_eq!(
+        DeviceSeq::filled(&d, 7u64, n).unwrap().to_vec().unwrap()[n / 2],
+        7
+    );
+
+    assert_eq!(s.reduce(Op::Add).unwrap(), xs.iter().sum::<i32>());
+    let inc = s.inclusive_scan(Op::Add).unwrap().to_vec().unwrap();
+    assert_eq!(inc[n - 1], xs.iter().sum::<i32>());
+    let exc = s.exclusive_scan(5, Op::Max).unwrap().to_vec().unwrap();
+    assert_eq!(exc[n - 1], xs[..n - 1].iter().fold(5, |a, &b| a.max(b)));
+    let seg = s
+        .segmented_inclusive_scan(&f, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let segx = s
+        .segmented_exclusive_scan(&f, 0, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let red = s.segmented_reduce(&f, Op::Add).unwrap().to_vec().unwrap();
+    let mut acc = 0;
+    let mut sums = Vec::new();
+    for i in 0..n {
+        if i == 0 || fl[i] != 0 {
+            if i > 0 {
+                sums.push(acc);
+            }
+            acc = 0;
+        }
+        assert_eq!(segx[i], acc, "segmented exclusive at {i}");
+        acc += xs[i];
+        assert_eq!(seg[i], acc, "segmented inclusive at {i}");
+    }
+    sums.push(acc);
+    assert_eq!(red, sums);
+    let kept = s.compact(&f).unwrap().to_vec().unwrap();
+    assert_eq!(
+        kept,
+        xs.iter()
+            .zip(&fl)
+            .filter(|(_, f)| **f != 0)
+            .map(|(x, _)| *x)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        f.nonzero_indices::<u32>().unwrap().len(),
+        fl.iter().filter(|&&v| v != 0).count()
+    );
+    let heads = s.sort().unwrap().head_flags().unwrap().to_vec().unwrap();
+    let mut sorted = xs.clone();
+    sorted.sort();
+    assert_eq!(heads.iter().filter(|&&h| h != 0).count(), {
+        let mut u = sorted.clone();
+        u.dedup();
+        u.len()
+    });
+
+    let idx: Vec<u32> = (0..n).map(|_| r.below(n as u64) as u32).collect();
+    let is = upload(&idx);
+    let g = s.gather(&is).unwrap().to_vec().unwrap();
+    assert_eq!(g, idx.iter().map(|&i| xs[i as usize]).collect::<Vec<_>>());
+    let perm: Vec<u32> = s.argsort::<u32>().unwrap().to_vec().unwrap();
+    let sc = s.scatter(&upload(&perm), &s).unwrap().to_vec().unwrap();
+    for (k, &p) in perm.iter().enumerate() {
+        assert_eq!(sc[p as usize], xs[k]);
+    }
+    let (k2, v2) = s.sort_pairs(&is).unwrap();
+    assert_eq!(k2.to_vec().unwrap(), sorted);
+    assert_eq!(v2.len(), n);
+    let slots = 97usize;
+    let small: Vec<u32> = idx.iter().map(|&i| i % slots as u32).collect();
+    let comb = s
+        .scatter_combine(&upload(&small), &upload(&vec![0i32; slots]), Op::Add)
+        .unwrap();
+    let mut want = vec![0i32; slots];
+    for (x, &k) in xs.iter().zip(&small) {
+        want[k as usize] += x;
+    }
+    assert_eq!(comb.to_vec().unwrap(), want);
+    let h = s.histogram(50, -500, 500).unwrap().to_vec().unwrap();
+    assert_eq!(h.iter().sum::<u64>(), n as u64);
+    let hf = fs.sort().unwrap().to_vec().unwrap();
+    assert!(hf.windows(2).all(|w| w[0] <= w[1]));
+}
