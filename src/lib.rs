@@ -56,3 +56,8 @@ pub use seq::DeviceSeq;
 
 #[doc(hidden)]
 pub use element::{Num, ScalarType};
+
+/// The README's example, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

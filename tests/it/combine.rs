@@ -2,7 +2,7 @@ use crate::common::*;
 use crate::for_types;
 use devseq::{Error, Op};
 
-fn oracle<X: T>(xs: &[X], idx: &[u32], base: &[X], op: Op) -> Vec<X> {
+pub fn oracle<X: T>(xs: &[X], idx: &[u32], base: &[X], op: Op) -> Vec<X> {
     let mut acc: Vec<Option<X::Acc>> = vec![None; base.len()];
     for (x, &k) in xs.iter().zip(idx) {
         let a = &mut acc[k as usize];

@@ -48,6 +48,10 @@ pub fn big(n: usize) -> usize {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator with the given seed (for values that proptest draws and shrinks).
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed)
+    }
     /// A generator seeded from `DEVSEQ_TEST_SEED` or the clock; the seed is printed (shown
     /// when a test fails).
     pub fn new(label: &str) -> Rng {

@@ -41,7 +41,7 @@ fn gather_scatter<X: T>() {
 }
 for_types!(gather_scatter_types, gather_scatter);
 
-fn check<X: T, I: Index + TryFrom<u64>>(s: &DeviceSeq<X>, src: &[X], idx: &[u64], what: &str)
+pub fn check<X: T, I: Index + TryFrom<u64>>(s: &DeviceSeq<X>, src: &[X], idx: &[u64], what: &str)
 where
     <I as TryFrom<u64>>::Error: std::fmt::Debug,
 {

@@ -4,7 +4,7 @@ use devseq::Error;
 
 /// The bin of API.md, written plainly: exact integer arithmetic in i128, floats in f64 for f64
 /// and f32 otherwise.
-fn bin<X: T>(x: X, bins: usize, lo: X, hi: X) -> Option<usize> {
+pub fn bin<X: T>(x: X, bins: usize, lo: X, hi: X) -> Option<usize> {
     if X::FLOAT {
         let (v, l, h) = (x.f(), lo.f(), hi.f());
         if !(v >= l && v < h) {

@@ -1,7 +1,7 @@
 use crate::common::*;
 use crate::for_types;
 
-fn inclusive_oracle<X: T>(xs: &[X], op: devseq::Op) -> Vec<X> {
+pub fn inclusive_oracle<X: T>(xs: &[X], op: devseq::Op) -> Vec<X> {
     let mut out = Vec::with_capacity(xs.len());
     let mut acc: Option<X::Acc> = None;
     for x in xs {
@@ -15,7 +15,7 @@ fn inclusive_oracle<X: T>(xs: &[X], op: devseq::Op) -> Vec<X> {
     out
 }
 
-fn exclusive_oracle<X: T>(xs: &[X], init: X, op: devseq::Op) -> Vec<X> {
+pub fn exclusive_oracle<X: T>(xs: &[X], init: X, op: devseq::Op) -> Vec<X> {
     let mut out = Vec::with_capacity(xs.len());
     let mut acc = init.acc();
     for x in xs {

@@ -8,7 +8,7 @@ fn head(f: &[u8], i: usize) -> bool {
     i == 0 || f[i] != 0
 }
 
-fn seg_incl<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
+pub fn seg_incl<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
     let mut out = Vec::new();
     let mut acc = X::identity(op);
     for i in 0..xs.len() {
@@ -22,7 +22,7 @@ fn seg_incl<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
     out
 }
 
-fn seg_excl<X: T>(xs: &[X], f: &[u8], init: X, op: Op) -> Vec<X> {
+pub fn seg_excl<X: T>(xs: &[X], f: &[u8], init: X, op: Op) -> Vec<X> {
     let mut out = Vec::new();
     let mut acc = init.acc();
     for i in 0..xs.len() {
@@ -35,7 +35,7 @@ fn seg_excl<X: T>(xs: &[X], f: &[u8], init: X, op: Op) -> Vec<X> {
     out
 }
 
-fn seg_reduce<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
+pub fn seg_reduce<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
     let mut out: Vec<X::Acc> = Vec::new();
     for i in 0..xs.len() {
         if head(f, i) {
