@@ -142,7 +142,11 @@ __global__ void __launch_bounds__(BLOCK)
     const u32 c = (&s_h[0][0])[k];
     if (c) atomicAdd(&hist[k], (u64)c);
   }
+  // Every thread's counts are visible (fence) and done (barrier) before the block is counted:
+  // without the barrier a block could be counted while its other warps still add, and the
+  // last block would build the plan from a short histogram.
   __threadfence();
+  __syncthreads();
   __shared__ bool s_last;
   if (threadIdx.x == 0) s_last = atomicAdd(done, 1u) == gridDim.x - 1;
   __syncthreads();
