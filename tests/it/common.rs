@@ -210,7 +210,8 @@ fn float_draw(r: &mut Rng, g: Gen) -> f64 {
     }
 }
 
-fn fmin(a: f64, b: f64) -> f64 {
+/// API.md's float min: a NaN operand is ignored; of two equal values (+-0) the first.
+pub fn fmin(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b
     } else if b.is_nan() {
@@ -221,7 +222,8 @@ fn fmin(a: f64, b: f64) -> f64 {
         a
     }
 }
-fn fmax(a: f64, b: f64) -> f64 {
+/// API.md's float max, as `fmin`.
+pub fn fmax(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b
     } else if b.is_nan() {

@@ -247,23 +247,6 @@ fn fbuild(e: &F, x: Expr<f32>) -> Expr<f32> {
     }
 }
 
-/// API.md's float min: a NaN operand is ignored; of two equal values (+-0) the first.
-fn fmin(a: f32, b: f32) -> f32 {
-    if a.is_nan() || (!b.is_nan() && b < a) {
-        b
-    } else {
-        a
-    }
-}
-
-fn fmax(a: f32, b: f32) -> f32 {
-    if a.is_nan() || (!b.is_nan() && b > a) {
-        b
-    } else {
-        a
-    }
-}
-
 fn feval(e: &F, x: f32) -> f32 {
     let g = |a: &F| feval(a, x);
     match e {
@@ -273,8 +256,8 @@ fn feval(e: &F, x: f32) -> f32 {
         F::Sub(a, b) => g(a) - g(b),
         F::Mul(a, b) => g(a) * g(b),
         F::Div(a, b) => g(a) / g(b),
-        F::Min(a, b) => fmin(g(a), g(b)),
-        F::Max(a, b) => fmax(g(a), g(b)),
+        F::Min(a, b) => fmin(g(a).into(), g(b).into()) as f32,
+        F::Max(a, b) => fmax(g(a).into(), g(b).into()) as f32,
         F::Neg(a) => -g(a),
         F::Abs(a) => g(a).abs(),
         F::Sqrt(a) => g(a).sqrt(),
