@@ -124,9 +124,9 @@ pub(crate) fn map_instance(g: &Graph, aligned: bool) -> Instance {
             g.args.len(),
             g.out_type().name(),
             types.join(", "),
-            tuning::MAP.block,
+            tuning::map().block,
             map_vec(g),
-            tuning::MAP.rounds
+            tuning::map().rounds
         ),
     }
 }
@@ -139,9 +139,9 @@ pub(crate) fn bulk_instance(g: &Graph) -> Instance {
             "ds_map1_bulk<MapFn, {}, {}, {}, {}, {}, {}>",
             g.out_type().name(),
             g.args[0].name(),
-            tuning::MAP.block,
+            tuning::map().block,
             map_vec(g),
-            tuning::MAP.rounds,
+            tuning::map().rounds,
             tuning::map_bulk_stages()
         ),
     }
@@ -154,9 +154,9 @@ pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
         expr: format!(
             "{kernel}<{}, {}, {}, {}>",
             ty.name(),
-            tuning::MAP.block,
+            tuning::map().block,
             tuning::vec(ty.size()),
-            tuning::MAP.rounds
+            tuning::map().rounds
         ),
     }
 }
@@ -164,7 +164,7 @@ pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
 /// Runs a grid-stride kernel of the map family over `n` elements of `vec` per access.
 fn launch_stride(gpu: &Gpu, inst: &Instance, vec: u32, n: usize, args: Args) -> Result<()> {
     let kernel = gpu.jit.get(inst)?;
-    let sh = tuning::MAP;
+    let sh = tuning::map();
     let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
     let grid = gpu.wave(&kernel, sh.block, tiles)?;
     gpu.launch(&kernel, grid, sh.block, args)

@@ -41,10 +41,13 @@ pub(crate) fn vec(size: usize) -> u32 {
 /// tile's loads issued before the current tile is stored (software pipelining). Measured on
 /// an H200 (2026-11-21, docs/performance.md): 2 and 4 rounds without pipelining both reached
 /// 0.92 of Thrust's transform at 2^28 (3.84 TB/s, 72% of cycles waiting on loads).
-pub(crate) const MAP: Shape = Shape {
-    block: 256,
-    rounds: 2,
-};
+/// (`DEVSEQ_TUNE` knobs `map_block`, `map_rounds`.)
+pub(crate) fn map() -> Shape {
+    Shape {
+        block: knob("map_block", 256),
+        rounds: knob("map_rounds", 2),
+    }
+}
 
 /// One-input maps of at least this many input bytes stream their input through shared memory
 /// with the bulk copy engine on Hopper (sm_90), `MAP_BULK_STAGES` tiles ahead, as CUB's
