@@ -6,6 +6,34 @@
 #include "block/scan.cuh"
 #include "segment.cu"
 
+namespace ds {
+
+// The tile is held as values v[r][j] (the operator's neutral past the end) and one bit an
+// item, r * VEC + j, in `heads` where a run starts (and in `lasts` where one ends), rather
+// than as (value, flag) pairs with the indices: so it stays in registers through the scan
+// (measured faster here; the segmented scans, which hold nothing else, are faster with pairs,
+// docs/performance.md run 21).
+template <int R, int VEC> DS_DEV u32 item_bit(int r, int j) {
+  static_assert(R * VEC <= 32, "a tile's flags fit one word a thread");
+  return 1u << (r * VEC + j);
+}
+
+// a[r] becomes the combination (by F, from F's neutral) of everything before the thread's
+// first item of round r: tile_scan_rounds over the thread's folded rounds.
+template <int BLOCK, int R, int VEC, class F, class C>
+DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], const F& f,
+                       Slot* status, u32 tiles, u32 tile, u32 epoch) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    a[r] = F::make(v[r][0], heads & item_bit<R, VEC>(r, 0));
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], F::make(v[r][j], heads & item_bit<R, VEC>(r, j)));
+  }
+  tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
+}
+
+}  // namespace ds
+
 template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals, T* out, u64 n,
@@ -22,29 +50,35 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   I key[R][VEC];
   load_rounds<BLOCK, R, VEC, ALIGNED>(vals, n, tb, raw, T{});
   load_rounds<BLOCK, R, VEC, ALIGNED>(keys, n, tb, key, (I)0);
-  V x[R][VEC];
+  // A run starts where the index differs from the one before and ends where the next differs.
+  C v[R][VEC];
+  u32 heads = 0, lasts = 0;
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (i < n) {
-        const I prev = j > 0 ? key[r][j - 1] : (i > 0 ? keys[i - 1] : key[r][j]);
-        x[r][j].v = to_c<T>(raw[r][j]);
-        x[r][j].f = (i == 0 || prev != key[r][j]) ? 1u : 0u;
-      } else {
-        x[r][j] = F::neutral();
-      }
-    }
-  tile_scan<BLOCK, R, VEC, true>(x, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
+      v[r][j] = i < n ? to_c<T>(raw[r][j]) : Op::template neutral<C>();
       if (i >= n) continue;
       const I k = key[r][j];
-      const bool last = i + 1 == n || ((j + 1 < VEC) ? key[r][j + 1] : keys[i + 1]) != k;
-      if (last) out[k] = from_c<T>(Op::template apply<C>(x[r][j].v, to_c<T>(out[k])));
+      if (i == 0 || (j > 0 ? key[r][j - 1] : keys[i - 1]) != k) heads |= item_bit<R, VEC>(r, j);
+      if (i + 1 == n || ((j + 1 < VEC) ? key[r][j + 1] : keys[i + 1]) != k)
+        lasts |= item_bit<R, VEC>(r, j);
     }
+  V a[R];
+  seg_prefix<BLOCK, R, VEC>(v, heads, a, f, status, tiles, tile, epoch);
+  // The last element of each run writes out[slot] = run op base[slot] (its index read again:
+  // keeping the tile's indices in registers through the scan spilled).
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V p = a[r];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      p = f(p, F::make(v[r][j], heads & item_bit<R, VEC>(r, j)));
+      if (lasts & item_bit<R, VEC>(r, j)) {
+        const I k = keys[item_index<BLOCK, VEC>(tb, r, j)];
+        out[k] = from_c<T>(Op::template apply<C>(p.v, to_c<T>(out[k])));
+      }
+    }
+  }
 }

@@ -22,6 +22,12 @@ template <class Op, class C> struct SegCombine {
     r.f = 0;
     return r;
   }
+  static DS_DEV V make(C v, bool head) {
+    V r;
+    r.v = v;
+    r.f = head ? 1u : 0u;
+    return r;
+  }
 };
 
 // (value, head flag, heads so far): segmented_reduce's element.

@@ -109,22 +109,36 @@ __global__ void __launch_bounds__(BLOCK)
   typedef key_bits<T> KB;
   typedef typename KB::U U;
   constexpr int VEC = 16 / sizeof(T);
+  constexpr int KP = sizeof(T);  // passes of a whole key; `passes` may be fewer
+  constexpr int AHEAD = 4;       // 16-byte loads a thread has in flight
   // Counters private to each group of two warps (fewer collisions), summed at the end.
   constexpr int GROUPS = BLOCK / 64;
-  __shared__ u32 s_g[GROUPS][MAX_PASSES][RADIX];
-  __shared__ u32 s_h[MAX_PASSES][RADIX];
-  for (u32 k = threadIdx.x; k < GROUPS * MAX_PASSES * RADIX; k += BLOCK) (&s_g[0][0][0])[k] = 0;
+  __shared__ u32 s_g[GROUPS][KP][RADIX];
+  for (u32 k = threadIdx.x; k < GROUPS * KP * RADIX; k += BLOCK) (&s_g[0][0][0])[k] = 0;
   __syncthreads();
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
     if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
-    for (u32 p = 0; p < passes; ++p) atomicAdd(&s_g[group][p][(u32)(b >> (8 * p)) & 255u], 1u);
+#pragma unroll
+    for (u32 p = 0; p < KP; ++p)
+      if (p < passes) atomicAdd(&s_g[group][p][(u32)(b >> (8 * p)) & 255u], 1u);
   };
-  // Whole 16-byte vectors where the keys allow, then the rest one by one.
+  // Whole 16-byte vectors where the keys allow, AHEAD of them loaded before any is counted;
+  // then the rest one by one.
   const u64 nv = aligned ? n / VEC : 0;
   const u64 stride = (u64)gridDim.x * BLOCK;
-  for (u64 v = (u64)blockIdx.x * BLOCK + threadIdx.x; v < nv; v += stride) {
+  u64 v = (u64)blockIdx.x * BLOCK + threadIdx.x;
+  for (; v + (AHEAD - 1) * stride < nv; v += AHEAD * stride) {
+    T x[AHEAD][VEC];
+#pragma unroll
+    for (int a = 0; a < AHEAD; ++a) load_vec<T, VEC>(keys + (v + a * stride) * VEC, x[a]);
+#pragma unroll
+    for (int a = 0; a < AHEAD; ++a)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) count(x[a][j], (v + a * stride) * VEC + j);
+  }
+  for (; v < nv; v += stride) {
     T x[VEC];
     load_vec<T, VEC>(keys + v * VEC, x);
 #pragma unroll
@@ -132,14 +146,9 @@ __global__ void __launch_bounds__(BLOCK)
   }
   for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride) count(keys[i], i);
   __syncthreads();
-  for (u32 k = threadIdx.x; k < MAX_PASSES * RADIX; k += BLOCK) {
+  for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
     u32 c = 0;
     for (int g = 0; g < GROUPS; ++g) c += (&s_g[g][0][0])[k];
-    (&s_h[0][0])[k] = c;
-  }
-  __syncthreads();
-  for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
-    const u32 c = (&s_h[0][0])[k];
     if (c) atomicAdd(&hist[k], (u64)c);
   }
   // Every thread's counts are visible (fence) and done (barrier) before the block is counted:
@@ -283,9 +292,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   }
   __syncthreads();
 
-  // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp).
+  // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp); the key
+  // goes to its place at once (holding the places until after the loop spilled registers).
   const u32 below = (1u << lane) - 1u;
-  u32 pos[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 d = digit(key[j]);
@@ -296,15 +305,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     u32 first = 0;
     if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
     first = __shfl_sync(FULL, first, leader);
-    pos[j] = first + __popc(peers & below);
+    const u32 pos = first + __popc(peers & below);
+    s_keys[pos] = key[j];
+    if constexpr (VMODE != 0) s_vals[pos] = val[j];
     __syncwarp();
     if (lane == leader) s_match[warp][d] = 0;
     __syncwarp();
-  }
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    s_keys[pos[j]] = key[j];
-    if constexpr (VMODE != 0) s_vals[pos[j]] = val[j];
   }
 
   // Look back for the counts of the tiles before: where this tile's keys of each digit go.

@@ -16,31 +16,34 @@ template <int BLOCK> DS_DEV u32 next_tile(u32* counter, u32 base) {
   return s_tile;
 }
 
-// Replaces each x[r][j] of the tile by its prefix over the whole sequence: exclusive
-// (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
-// must hold `neutral`. The combination order is fixed: thread items in order, then a
-// Kogge-Stone tree across the warp per round, then one warp scan over the R x warps chunk
-// totals (one or two a lane, in order), then the tile prefix; so results are bitwise
-// reproducible.
-template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
-DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
-                      u32 tile, u32 epoch) {
+// The tile scan over per-round thread aggregates, for kernels that fold their own items: on
+// entry a[r] is the combination of the thread's items of round r (in order), on return the
+// combination of everything before the thread's first item of round r, `first` included. The
+// combination order is fixed: a Kogge-Stone tree across the warp per round, then one warp scan
+// over the R x warps chunk totals (one or two a lane, in order), then the tile prefix of the
+// deterministic look-back; so results are bitwise reproducible.
+template <int BLOCK, int R, class V, class F>
+DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* status, u32 tiles,
+                             u32 tile, u32 epoch) {
   constexpr int NW = BLOCK / WARP;
   constexpr int CHUNKS = R * NW;
   constexpr int CPL = (CHUNKS + WARP - 1) / WARP;  // chunk totals a lane of warp 0 takes
   static_assert(CPL <= 2, "rounds x warps must fit in two per lane of one warp");
+  // Each thread's exclusive prefix within its warp, per round, waits in registers for values
+  // of up to 4 bytes and in shared memory (up to 24 KB of it) for wider ones, the pairs of
+  // the segmented kernels, where holding them through the look-back spilled registers.
+  constexpr bool WEX_SHARED = sizeof(V) > 4 && sizeof(V) * R * BLOCK <= 24 * 1024;
   __shared__ V s_chunk[CHUNKS];
+  __shared__ V s_wex[WEX_SHARED ? R : 1][WEX_SHARED ? BLOCK : 1];
   const int lane = lane_id();
   const int warp = warp_id();
-  V wex[R];
+  V wex[WEX_SHARED ? 1 : R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    V a = x[r][0];
-#pragma unroll
-    for (int j = 1; j < VEC; ++j) a = f(a, x[r][j]);
-    const V inc = warp_scan_incl(a, f);
+    const V inc = warp_scan_incl(a[r], f);
     const V ex = shfl_up(inc, 1);
-    wex[r] = lane == 0 ? neutral : ex;
+    if constexpr (WEX_SHARED) s_wex[r][threadIdx.x] = lane == 0 ? neutral : ex;
+    else wex[r] = lane == 0 ? neutral : ex;
     if (lane == WARP - 1) s_chunk[r * NW + warp] = inc;
   }
   __syncthreads();
@@ -70,7 +73,28 @@ DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* stat
   __syncthreads();
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    V p = f(s_chunk[r * NW + warp], wex[r]);
+    if constexpr (WEX_SHARED) a[r] = f(s_chunk[r * NW + warp], s_wex[r][threadIdx.x]);
+    else a[r] = f(s_chunk[r * NW + warp], wex[r]);
+  }
+}
+
+// Replaces each x[r][j] of the tile by its prefix over the whole sequence: exclusive
+// (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
+// must hold `neutral`. Thread items are combined in order, then as tile_scan_rounds says.
+template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
+DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
+                      u32 tile, u32 epoch) {
+  V a[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    a[r] = x[r][0];
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[r][j]);
+  }
+  tile_scan_rounds<BLOCK, R>(a, f, neutral, first, status, tiles, tile, epoch);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V p = a[r];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const V xj = x[r][j];

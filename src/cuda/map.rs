@@ -131,22 +131,6 @@ pub(crate) fn map_instance(g: &Graph, aligned: bool) -> Instance {
     }
 }
 
-/// The bulk-copy kernel for a one-input map (Hopper and later).
-pub(crate) fn bulk_instance(g: &Graph) -> Instance {
-    Instance {
-        source: source_with(&functor(g)),
-        expr: format!(
-            "ds_map1_bulk<MapFn, {}, {}, {}, {}, {}, {}>",
-            g.out_type().name(),
-            g.args[0].name(),
-            tuning::map().block,
-            map_vec(g),
-            tuning::map().rounds,
-            tuning::map_bulk_stages()
-        ),
-    }
-}
-
 /// The generator kernels (`ds_sequence`, `ds_fill`) for `ty`.
 pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
     Instance {
@@ -161,12 +145,13 @@ pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
     }
 }
 
-/// Runs a grid-stride kernel of the map family over `n` elements of `vec` per access.
+/// Runs a kernel of the map family over `n` elements of `vec` per access, a block a tile.
 fn launch_stride(gpu: &Gpu, inst: &Instance, vec: u32, n: usize, args: Args) -> Result<()> {
     let kernel = gpu.jit.get(inst)?;
     let sh = tuning::map();
     let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
-    let grid = gpu.wave(&kernel, sh.block, tiles)?;
+    // A block a tile (the kernels stride only past the largest grid).
+    let grid = tiles.clamp(1, i32::MAX as u64);
     gpu.launch(&kernel, grid, sh.block, args)
 }
 
@@ -191,22 +176,6 @@ pub(crate) fn map(gpu: &Arc<Gpu>, g: &Graph, inputs: &[Ptr], n: usize) -> Result
     let mut args = Args::new();
     for p in inputs {
         args = args.ptr(*p);
-    }
-    let bytes = n * g.args.iter().map(|t| t.size()).sum::<usize>();
-    if aligned
-        && g.args.len() == 1
-        && gpu.cc.0 >= 9
-        && bytes >= tuning::MAP_BULK_MIN_BYTES
-        && inputs[0].aligned(16)
-    {
-        return launch_stride(
-            gpu,
-            &bulk_instance(g),
-            vec as u32,
-            n,
-            args.ptr(out.ptr()).u64(n as u64),
-        )
-        .map(|_| out);
     }
     launch_stride(
         gpu,

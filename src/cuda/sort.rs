@@ -13,17 +13,22 @@ use std::sync::Arc;
 /// 384 x 16 (6144 keys a tile) for 4-byte data, after CUB's sm_90 tuning of its Onesweep (384
 /// threads x 23 items for 4-byte keys, cub/device/dispatch/tuning/tuning_radix_sort.cuh).
 fn shape(widest: usize, values: bool) -> (u32, u32, u32) {
-    // Measured on an H200 (2026-11-21): keys alone, 24 a thread sorted 2^28 u32 keys in 5.61 ms
-    // against 5.87 with 16 and 6.71 with 12; with values 16 stayed best.
+    // Measured on an H200: keys alone, 24 a thread sorted 2^28 u32 keys in 5.61 ms against
+    // 5.87 with 16 and 6.71 with 12 (2026-11-21); with u32 values, once the ranked keys no
+    // longer waited in registers (2026-11-22, run 20), 24 took 8.05 ms against 8.65 with 16
+    // and 9.80 with 12.
     let items = match (widest <= 4, values) {
-        (true, false) => 24,
-        (true, true) => 16,
+        (true, _) => 24,
         (false, false) => 12,
         (false, true) => 8,
     };
     (
         tuning::knob("sort_block", 384),
-        tuning::knob("sort_items", items),
+        if values {
+            tuning::knob("sort_items_pairs", items)
+        } else {
+            tuning::knob("sort_items", items)
+        },
         if values {
             tuning::knob("sort_minb_pairs", 2)
         } else {

@@ -37,26 +37,17 @@ pub(crate) fn vec(size: usize) -> u32 {
     (16 / size.clamp(1, 16)) as u32
 }
 
-/// Map, fill, sequence: 256 threads, 2 rounds, grid-stride over a single wave, the next
-/// tile's loads issued before the current tile is stored (software pipelining). Measured on
-/// an H200 (2026-11-21, docs/performance.md): 2 and 4 rounds without pipelining both reached
-/// 0.92 of Thrust's transform at 2^28 (3.84 TB/s, 72% of cycles waiting on loads).
-/// A sweep of 128-512 threads, 1-4 rounds and 2-6 bulk stages (run 16) put every shape within
-/// 0.546-0.571 ms at 2^28, so the shape is kept. (`DEVSEQ_TUNE` knobs `map_block`, `map_rounds`.)
+/// Map, fill, sequence: 256 threads, 4 rounds (four 16-byte vectors a thread), a block a
+/// tile. Measured on an H200 (runs 16 and 20, docs/performance.md): one wave of blocks
+/// striding over the tiles stayed at 0.55-0.58 ms for 2^28 f32 whatever its shape (128-512
+/// threads, 1-4 rounds, with or without bulk copies through shared memory), against Thrust's
+/// 0.528; a block a tile took 0.526-0.533 ms with 2, 4 or 8 rounds. (`DEVSEQ_TUNE` knobs
+/// `map_block`, `map_rounds`.)
 pub(crate) fn map() -> Shape {
     Shape {
         block: knob("map_block", 256),
-        rounds: knob("map_rounds", 2),
+        rounds: knob("map_rounds", 4),
     }
-}
-
-/// One-input maps of at least this many input bytes stream their input through shared memory
-/// with the bulk copy engine on Hopper (sm_90), `MAP_BULK_STAGES` tiles ahead, as CUB's
-/// transform does there ("ublkcp", cub/device/dispatch/tuning/tuning_transform.cuh). First
-/// choice; the plain kernel reached 3.84 TB/s on an H200, Thrust's 4.08.
-pub(crate) const MAP_BULK_MIN_BYTES: usize = 1 << 20;
-pub(crate) fn map_bulk_stages() -> u32 {
-    knob("map_stages", 3)
 }
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
@@ -95,12 +86,14 @@ pub(crate) fn seg(size: usize) -> Shape {
 }
 
 /// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
-/// 4 rounds, since 8 spill registers there (ptxas, sm_90: 304 bytes of stack for f32 values).
+/// as `scan`. Measured on an H200 (2026-11-22, run 21): 8 rounds took the runs of 2^28 values
+/// (in scatter_combine_add_f32) to 8.42 ms against 8.73 with 4, once the kernel held its
+/// tile as values and run bits rather than pairs and indices.
 pub(crate) fn combine(size: usize) -> Shape {
     let sh = scan(size);
     Shape {
         block: sh.block,
-        rounds: knob("combine_rounds", (sh.rounds / 2).max(1)),
+        rounds: knob("combine_rounds", sh.rounds),
     }
 }
 
