@@ -1,6 +1,7 @@
 // The last step of scatter_combine: the (index, value) pairs sorted stably by index form one
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
-// order and its last element writes out[slot] = run op base[slot] (out holds a copy of base).
+// order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
+// for the slots no index names).
 #pragma once
 #include "block/load.cuh"
 #include "block/scan.cuh"
@@ -36,8 +37,9 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
 
 template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals, T* out, u64 n,
-                    u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+    ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals,
+                    const T* __restrict__ bases, T* __restrict__ out, u64 n, u32* counter,
+                    u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;
   typedef compute_t<T> C;
   typedef SegCombine<Op, C> F;
@@ -67,18 +69,34 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
   V a[R];
   seg_prefix<BLOCK, R, VEC>(v, heads, a, f, status, tiles, tile, epoch);
-  // The last element of each run writes out[slot] = run op base[slot] (its index read again:
-  // keeping the tile's indices in registers through the scan spilled).
+  // Each run's combination, in place; then the last element of each run writes
+  // out[slot] = run op bases[slot]. Its slot is read again (keeping the tile's indices in
+  // registers through the scan spilled), all of the thread's at once, then the base values,
+  // all at once: reading base values from `out` (a write then a read, item after item) took
+  // four times as long as the whole scan (run 22).
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     V p = a[r];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       p = f(p, F::make(v[r][j], heads & item_bit<R, VEC>(r, j)));
-      if (lasts & item_bit<R, VEC>(r, j)) {
-        const I k = keys[item_index<BLOCK, VEC>(tb, r, j)];
-        out[k] = from_c<T>(Op::template apply<C>(p.v, to_c<T>(out[k])));
-      }
+      v[r][j] = p.v;
     }
   }
+  I slot[R][VEC];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      slot[r][j] = (lasts & item_bit<R, VEC>(r, j)) ? keys[item_index<BLOCK, VEC>(tb, r, j)] : (I)0;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (lasts & item_bit<R, VEC>(r, j)) v[r][j] = Op::template apply<C>(v[r][j], to_c<T>(bases[slot[r][j]]));
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (lasts & item_bit<R, VEC>(r, j)) out[slot[r][j]] = from_c<T>(v[r][j]);
 }

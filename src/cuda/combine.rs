@@ -85,6 +85,7 @@ pub(crate) fn scatter_combine(
             Args::new()
                 .ptr(keys.ptr())
                 .ptr(sorted.ptr())
+                .ptr(base)
                 .ptr(out.ptr())
                 .u64(n as u64)
         },

@@ -86,14 +86,15 @@ pub(crate) fn seg(size: usize) -> Shape {
 }
 
 /// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
-/// as `scan`. Measured on an H200 (2026-11-22, run 21): 8 rounds took the runs of 2^28 values
-/// (in scatter_combine_add_f32) to 8.42 ms against 8.73 with 4, once the kernel held its
-/// tile as values and run bits rather than pairs and indices.
+/// as `scan`, but 4 rounds for 8-byte values (ptxas spilled 300 bytes a thread with 8).
+/// Measured on an H200 (2026-11-22, run 21): 8 rounds took scatter_combine_add_f32 of 2^28
+/// values to 8.42 ms against 8.73 with 4, once the kernel held its tile as values and run
+/// bits rather than pairs and indices.
 pub(crate) fn combine(size: usize) -> Shape {
     let sh = scan(size);
     Shape {
         block: sh.block,
-        rounds: knob("combine_rounds", sh.rounds),
+        rounds: knob("combine_rounds", if size >= 8 { 4 } else { sh.rounds }),
     }
 }
 
