@@ -637,6 +637,13 @@ mod compile_check {
         })
         .unwrap();
         v.push(super::map::map_instance(&g, true));
+        // Float min/max against a constant zero (which zero wins must follow the host).
+        let g = trace(&[ScalarType::F32], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            Expr::constant(0.0f32).min(x).sqrt() + Expr::constant(0.0f32).max(x)
+        })
+        .unwrap();
+        v.push(super::map::map_instance(&g, true));
         // The benchmark's map.
         let g = trace(&[ScalarType::F32], |a, id| {
             Expr::<f32>::from_node(id, a[0]) * 2.0 + 1.0

@@ -399,3 +399,49 @@ fn long_expression_chains() {
         .collect();
     check(got, want, "long chain");
 }
+
+/// Of two equal floats `min` and `max` give the first, signed zeros included, as the host
+/// does: NVRTC once compiled `min` to an instruction that prefers -0.0 (found by the property
+/// test on an H100). Bitwise comparison, with the oracle of common.rs.
+#[test]
+fn float_min_max_keep_the_first_of_equal_zeros() {
+    let xs = [0.0f32, -0.0, 0.0, -0.0, 1.0, f32::NAN, f32::NAN, -2.0];
+    let ys = [-0.0f32, 0.0, 0.0, -0.0, f32::NAN, -1.0, f32::NAN, -2.0];
+    let (a, b) = (upload(&xs), upload(&ys));
+    let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let pairs = || xs.iter().zip(&ys).map(|(&x, &y)| (x as f64, y as f64));
+    let got = |s: devseq::Result<DeviceSeq<f32>>| bits(s.unwrap().to_vec().unwrap());
+    let min: Vec<f32> = pairs().map(|(x, y)| fmin(x, y) as f32).collect();
+    let max: Vec<f32> = pairs().map(|(x, y)| fmax(x, y) as f32).collect();
+    assert_eq!(got(a.zip_map(&b, |x, y| x.min(y))), bits(min), "min");
+    assert_eq!(got(a.zip_map(&b, |x, y| x.max(y))), bits(max), "max");
+    // Against a constant, where the compiler knows one operand.
+    let min0: Vec<f32> = ys.iter().map(|&y| fmin(0.0, y as f64) as f32).collect();
+    let max0: Vec<f32> = ys.iter().map(|&y| fmax(-0.0, y as f64) as f32).collect();
+    assert_eq!(
+        got(b.map(|y| Expr::constant(0.0f32).min(y))),
+        bits(min0),
+        "0 min y"
+    );
+    assert_eq!(
+        got(b.map(|y| Expr::constant(-0.0f32).max(y))),
+        bits(max0),
+        "-0 max y"
+    );
+    let xd: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+    let yd: Vec<f64> = ys.iter().map(|&y| y as f64).collect();
+    let (ad, bd) = (upload(&xd), upload(&yd));
+    let dbits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mind: Vec<f64> = pairs().map(|(x, y)| fmin(x, y)).collect();
+    let maxd: Vec<f64> = pairs().map(|(x, y)| fmax(x, y)).collect();
+    assert_eq!(
+        dbits(ad.zip_map(&bd, |x, y| x.min(y)).unwrap().to_vec().unwrap()),
+        dbits(mind),
+        "f64 min"
+    );
+    assert_eq!(
+        dbits(ad.zip_map(&bd, |x, y| x.max(y)).unwrap().to_vec().unwrap()),
+        dbits(maxd),
+        "f64 max"
+    );
+}
