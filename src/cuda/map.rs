@@ -146,7 +146,7 @@ pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
 }
 
 /// Runs a kernel of the map family over `n` elements of `vec` per access, a block a tile.
-fn launch_stride(gpu: &Gpu, inst: &Instance, vec: u32, n: usize, args: Args) -> Result<()> {
+fn launch_tiles(gpu: &Gpu, inst: &Instance, vec: u32, n: usize, args: Args) -> Result<()> {
     let kernel = gpu.jit.get(inst)?;
     let sh = tuning::map();
     let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
@@ -177,7 +177,7 @@ pub(crate) fn map(gpu: &Arc<Gpu>, g: &Graph, inputs: &[Ptr], n: usize) -> Result
     for p in inputs {
         args = args.ptr(*p);
     }
-    launch_stride(
+    launch_tiles(
         gpu,
         &map_instance(g, aligned),
         vec as u32,
@@ -191,7 +191,7 @@ pub(crate) fn map(gpu: &Arc<Gpu>, g: &Graph, inputs: &[Ptr], n: usize) -> Result
 pub(crate) fn sequence(gpu: &Arc<Gpu>, ty: ScalarType, n: usize) -> Result<Buffer> {
     let out = Buffer::new(gpu, n * ty.size())?;
     if n > 0 {
-        launch_stride(
+        launch_tiles(
             gpu,
             &generator_instance("ds_sequence", ty),
             tuning::vec(ty.size()),
@@ -210,7 +210,7 @@ pub(crate) fn filled(gpu: &Arc<Gpu>, ty: ScalarType, bits: u64, n: usize) -> Res
         2 => gpu.memset_u16(out.ptr(), bits as u16, n)?,
         4 => gpu.memset_u32(out.ptr(), bits as u32, n)?,
         _ if n == 0 => {}
-        _ => launch_stride(
+        _ => launch_tiles(
             gpu,
             &generator_instance("ds_fill", ty),
             tuning::vec(ty.size()),
