@@ -1,7 +1,9 @@
 // The last step of scatter_combine: the (index, value) pairs sorted stably by index form one
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
-// for the slots no index names).
+// for the slots no index names). Where the sort noted an index out of range (*err nonzero)
+// nothing is written: the host reports the error once this kernel is queued (one wait, not
+// two).
 #pragma once
 #include "block/load.cuh"
 #include "block/scan.cuh"
@@ -38,7 +40,7 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
 template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals,
-                    const T* __restrict__ bases, T* __restrict__ out, u64 n, u32* counter,
+                    const T* __restrict__ bases, T* __restrict__ out, u64 n, const u64* err, u32* counter,
                     u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;
   typedef compute_t<T> C;
@@ -48,6 +50,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const F f{};
   const u32 tile = next_tile<BLOCK>(counter, base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
+  const bool bad = *err != 0;
   T raw[R][VEC];
   I key[R][VEC];
   load_rounds<BLOCK, R, VEC, ALIGNED>(vals, n, tb, raw, T{});
@@ -89,14 +92,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       slot[r][j] = (lasts & item_bit<R, VEC>(r, j)) ? keys[item_index<BLOCK, VEC>(tb, r, j)] : (I)0;
+  if (bad) return;
+  auto writes = [&](int r, int j) { return (lasts & item_bit<R, VEC>(r, j)) != 0; };
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      if (lasts & item_bit<R, VEC>(r, j)) v[r][j] = Op::template apply<C>(v[r][j], to_c<T>(bases[slot[r][j]]));
+      if (writes(r, j)) v[r][j] = Op::template apply<C>(v[r][j], to_c<T>(bases[slot[r][j]]));
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      if (lasts & item_bit<R, VEC>(r, j)) out[slot[r][j]] = from_c<T>(v[r][j]);
+      if (writes(r, j)) out[slot[r][j]] = from_c<T>(v[r][j]);
 }

@@ -6,6 +6,8 @@
 //     (warp-level match, stable), learns how many keys of each digit the tiles before it hold
 //     through a decoupled look-back over per-tile digit counts, and scatters keys (and values)
 //     to their places, grouped by digit so that the writes coalesce.
+// The digits start at bit `lo` of the key: 0 for a sort; scatter partitions indices by their
+// top 8 bits alone (a stable sort on them).
 // Keys are moved as "ordered bits": signed integers with the sign bit flipped, floats in the
 // order of total_cmp (negative: all bits flipped; positive: sign bit set).
 #pragma once
@@ -69,14 +71,6 @@ struct SortPlan {
   u32 count;                       // passes that run
 };
 
-// Each block takes the next tile number from a counter that only grows.
-DS_DEV u32 next_tile_sort(u32* counter, u32 base) {
-  __shared__ u32 s_tile;
-  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u) - base;
-  __syncthreads();
-  return s_tile;
-}
-
 // Exclusive prefix sum over the first 256 threads' values (all threads must call).
 DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
   const int lane = lane_id(), warp = warp_id();
@@ -99,11 +93,12 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
 
 }  // namespace ds
 
-// Counts digits of all passes; the last block writes the plan. With check_len > 0 (sorting
-// indices for scatter_combine) a key >= check_len records its position in *err.
+// Counts digits of all passes (pass p's digit is bits lo + 8p up of the ordered key); the last
+// block writes the plan. With check_len > 0 (sorting indices for scatter_combine and scatter)
+// a key >= check_len records its position in *err (note_bad_index).
 template <class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    ds_sort_hist(const T* __restrict__ keys, u64 n, u32 passes, u64* hist, u32* done,
+    ds_sort_hist(const T* __restrict__ keys, u64 n, u32 lo, u32 passes, u64* hist, u32* done,
                  ds::SortPlan* plan, u64 check_len, u64* err, bool aligned) {
   using namespace ds;
   typedef key_bits<T> KB;
@@ -119,10 +114,11 @@ __global__ void __launch_bounds__(BLOCK)
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
-    if (check_len != 0 && (u64)b >= check_len) atomicMin(err, i);
+    if (check_len != 0 && (u64)b >= check_len) note_bad_index(err, nullptr, i);
+    const U d = b >> lo;
 #pragma unroll
     for (u32 p = 0; p < KP; ++p)
-      if (p < passes) atomicAdd(&s_g[group][p][(u32)(b >> (8 * p)) & 255u], 1u);
+      if (p < passes) atomicAdd(&s_g[group][p][(u32)(d >> (8 * p)) & 255u], 1u);
   };
   // Whole 16-byte vectors where the keys allow, AHEAD of them loaded before any is counted;
   // then the rest one by one.
@@ -209,8 +205,8 @@ __global__ void __launch_bounds__(BLOCK)
 template <class T, class V, int VMODE, int BLOCK, int ITEMS, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
-                 u64 n, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status, u32* counter,
-                 u32 base) {
+                 u64 n, u32 lo, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status,
+                 u32 epoch, u32* counter, u32 base) {
   using namespace ds;
   typedef key_bits<T> KB;
   typedef typename KB::U U;
@@ -225,15 +221,29 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   U* s_keys = reinterpret_cast<U*>(s_warp + 8);
   V* s_vals = reinterpret_cast<V*>(s_keys + TILE);
 
-  const u32 tile = next_tile_sort(counter, base);
+  const u32 tile = next_tile<BLOCK>(counter, base);
   const u32 mode = plan->mode[pass];
-  if (!(mode & PASS_RUN)) return;
+  if (!(mode & PASS_RUN)) {
+    // No pass runs at all (every digit the same for every key): the first launch copies the
+    // keys and values through, so the host need not wait for the plan to know.
+    if (pass == 0 && plan->count == 0) {
+      const u64 tb = (u64)tile * TILE;
+      for (u32 k = threadIdx.x; k < (u32)TILE; k += BLOCK) {
+        const u64 i = tb + k;
+        if (i >= n) break;
+        ka[i] = kin[i];
+        if constexpr (VMODE == 1) va[i] = vin[i];
+        if constexpr (VMODE == 2) va[i] = (V)i;
+      }
+    }
+    return;
+  }
   const bool from_input = mode & PASS_FROM_INPUT;
   const T* ksrc = from_input ? kin : ((mode & PASS_FROM_A) ? ka : kb);
   T* kdst = (mode & PASS_TO_A) ? ka : kb;
   const V* vsrc = from_input ? vin : ((mode & PASS_FROM_A) ? va : vb);
   V* vdst = (mode & PASS_TO_A) ? va : vb;
-  const u32 shift = 8 * pass;
+  const u32 shift = lo + 8 * pass;
   const int lane = lane_id(), warp = warp_id();
   auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
 
@@ -266,12 +276,13 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][digit(key[j])], 1u);
   __syncthreads();
 
-  // Per digit: the tile's count, published for the tiles after (status words: tag (pass + 1)
-  // << 60 | flag << 58 | count; flag 1 = this tile's count, 2 = count of this and all tiles
-  // before), and each warp's start within the tile's keys.
+  // Per digit: the tile's count, published for the tiles after (status words: epoch << 42 |
+  // flag << 40 | count; flag 1 = this tile's count, 2 = count of this and all tiles before;
+  // the epoch is the launch's, from 1 up, so words of earlier launches and zeroed ones never
+  // match), and each warp's start within the tile's keys.
   const u64 end = tb + TILE;
   const u32 invalid = end > n ? (u32)(end - n) : 0u;
-  const u64 tag = (u64)(pass + 1) << 60;
+  const u64 tag = (u64)epoch << 42;
   u64* st = status + (u64)tile * RADIX;
   u32 total = 0;
   if (threadIdx.x < RADIX) {
@@ -283,7 +294,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       total += c;
     }
     const u64 mine = total - (d == 255 ? invalid : 0u);
-    ds::st_relaxed(&st[d], tag | ((tile == 0 ? 2ull : 1ull) << 58) | mine);
+    ds::st_relaxed(&st[d], tag | ((tile == 0 ? 2ull : 1ull) << 40) | mine);
   }
   const u32 local = (u32)block_excl_sum_256(total, s_warp);
   if (threadIdx.x < RADIX) {
@@ -332,15 +343,15 @@ __global__ void __launch_bounds__(BLOCK, MINB)
           if (done) break;
           const u64* p = status + (u64)(k - q) * RADIX + d;
           u32 pause = 8, rounds = 0;
-          while ((w[q] >> 60) != pass + 1) {
+          while ((w[q] >> 42) != epoch) {
             ds::spin(rounds, pause);
             w[q] = ds::ld_relaxed(p);
           }
-          excl += w[q] & ((1ull << 58) - 1);
-          done = ((w[q] >> 58) & 3u) == 2u;
+          excl += w[q] & ((1ull << 40) - 1);
+          done = ((w[q] >> 40) & 3u) == 2u;
         }
       }
-      ds::st_relaxed(&st[d], tag | (2ull << 58) | (excl + total - (d == 255 ? invalid : 0u)));
+      ds::st_relaxed(&st[d], tag | (2ull << 40) | (excl + total - (d == 255 ? invalid : 0u)));
     }
     // The destination of tile place i (of digit d) is s_glob[d] + i (wrapping arithmetic).
     s_glob[d] = plan->offsets[pass][d] + excl - local;
@@ -357,18 +368,5 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
-  }
-}
-
-// Where no pass runs (all keys equal, or nothing to sort on): the keys (and values) as they are.
-template <class T, class V, int VMODE, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    ds_sort_copy(const T* __restrict__ kin, T* ka, const V* __restrict__ vin, V* va, u64 n,
-                 const ds::SortPlan* __restrict__ plan) {
-  if (plan->count != 0) return;
-  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
-    ka[i] = kin[i];
-    if constexpr (VMODE == 1) va[i] = vin[i];
-    if constexpr (VMODE == 2) va[i] = (V)i;
   }
 }

@@ -6,6 +6,15 @@
 
 namespace ds {
 
+// Notes position i of an index outside its target in an error word that starts at zero: the
+// word keeps ~i of the first such position (atomicMax), so zero means none and the host
+// needs no fill before the launch. A flag in mapped host memory, where given, is set too, so
+// that the host reads the word back only when it must.
+DS_DEV void note_bad_index(u64* err, u32* flag, u64 i) {
+  atomicMax(err, ~i);
+  if (flag) *(volatile u32*)flag = 1u;
+}
+
 template <int BYTES> struct word_of;
 template <> struct word_of<1> { typedef u8 T; };
 template <> struct word_of<2> { typedef u16 T; };

@@ -123,6 +123,18 @@ template <> struct SlotIO<SegPair<f32>> : SlotIO4Pair<f32> {};
 template <> struct SlotIO<SegPair<i32>> : SlotIO4Pair<i32> {};
 template <> struct SlotIO<SegPair<u32>> : SlotIO4Pair<u32> {};
 
+// A block's tile number. From a counter that only grows (`base` is its value when this launch
+// started), each block takes the next: a tile then waits only for tiles whose blocks have
+// started, so every wait ends. Without a counter (null), the block's index, as CUB's
+// single-pass kernels do: no atomic round trip before the first load, but it relies on the
+// hardware starting blocks in the order of their index.
+template <int BLOCK> DS_DEV u32 next_tile(u32* counter, u32 base) {
+  __shared__ u32 s_tile;
+  if (threadIdx.x == 0) s_tile = counter ? atomicAdd(counter, 1u) - base : blockIdx.x;
+  __syncthreads();
+  return s_tile;
+}
+
 // Spin loops give up (trap, which fails the launch with an error) after this many rounds,
 // several seconds: a wait that long means a lost publication, and an error beats a hang.
 constexpr u32 SPIN_LIMIT = 1u << 25;

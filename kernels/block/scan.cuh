@@ -6,16 +6,6 @@
 
 namespace ds {
 
-
-// Each block takes the next tile number from a counter that only grows (`base` is its value
-// when this launch started).
-template <int BLOCK> DS_DEV u32 next_tile(u32* counter, u32 base) {
-  __shared__ u32 s_tile;
-  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1u) - base;
-  __syncthreads();
-  return s_tile;
-}
-
 // The tile scan over per-round thread aggregates, for kernels that fold their own items: on
 // entry a[r] is the combination of the thread's items of round r (in order), on return the
 // combination of everything before the thread's first item of round r, `first` included. The

@@ -6,7 +6,7 @@
 use super::jit::Instance;
 use super::reduce::op_functor;
 use super::scan::{all_aligned, launch_single_pass, tiles};
-use super::sort::{Values, sort};
+use super::sort::sort_by_index;
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::{Error, Result};
@@ -55,21 +55,8 @@ pub(crate) fn scatter_combine(
             len,
         });
     }
-    let bits = if len <= 1 {
-        0
-    } else {
-        64 - ((len - 1) as u64).leading_zeros()
-    };
-    let (keys, sorted) = sort(
-        gpu,
-        idx_ty,
-        idx,
-        n,
-        Values::Given(ty, vals),
-        bits,
-        len as u64,
-    )?;
-    let sorted = sorted.ok_or_else(|| Error::Cuda("sort returned no values".into()))?;
+    let s = sort_by_index(gpu, idx_ty, idx, n, ty, vals, len, false)?;
+    let (keys, sorted) = (&s.keys, s.values()?);
     let size = ty.size();
     let aligned = all_aligned(
         tuning::vec(size),
@@ -88,7 +75,10 @@ pub(crate) fn scatter_combine(
                 .ptr(base)
                 .ptr(out.ptr())
                 .u64(n as u64)
+                .ptr(s.error_word())
         },
     )?;
+    // An index out of range is reported now (the kernel skipped it; `out` is dropped).
+    s.check(gpu)?;
     Ok(out)
 }

@@ -37,7 +37,7 @@ pub(crate) fn compact(
     if n == 0 {
         return Ok((out, 0));
     }
-    let total = Buffer::new(gpu, 8)?;
+    let total = gpu.mailbox()?;
     let mut ptrs = vec![(flags, 1)];
     if let Some(s) = src {
         ptrs.push((s, size));
@@ -56,10 +56,10 @@ pub(crate) fn compact(
                 .ptr(flags)
                 .ptr(out.ptr())
                 .u64(n as u64)
-                .ptr(total.ptr())
+                .ptr(total.slot)
         },
     )?;
-    let count = gpu.read_u64(total.ptr())? as usize;
+    let count = gpu.take_slot(total)? as usize;
     if count * 2 >= n {
         return Ok((out, count));
     }

@@ -1,8 +1,15 @@
 //! `gather` and `scatter` on the GPU (`kernels/gather.cu`), bounds-checked: the kernels note
 //! the lowest position of an index outside the target, checked when the call completes.
+//!
+//! A scatter whose target is larger than the L2 cache and whose indices are far apart (a
+//! permutation, a transpose) first partitions the (index, value) pairs by the top 8 bits of
+//! the index, one stable radix pass (`sort`): the writes then arrive a slice of the target at
+//! a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write of
+//! a sector in memory for every 4-byte value.
 
 use super::jit::Instance;
-use super::{Args, Buffer, Gpu, Ptr, tuning};
+use super::sort::sort_by_index;
+use super::{Args, Buffer, Gpu, Mailbox, Ptr, tuning};
 use crate::element::ScalarType;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -25,25 +32,17 @@ pub(crate) fn instance(kernel: &str, ty: ScalarType, idx: ScalarType, aligned: b
     }
 }
 
-/// A word holding u64::MAX, for kernels to atomicMin the position of a bad index into.
-fn error_word(gpu: &Arc<Gpu>) -> Result<Buffer> {
-    let err = Buffer::new(gpu, 8)?;
-    gpu.memset_u8(err.ptr(), 0xff, 8)?;
-    Ok(err)
-}
-
-/// Waits for the kernel and turns a recorded position into `IndexOutOfBounds`.
+/// Waits for the kernel and turns a position noted in `err` into `IndexOutOfBounds`.
 fn check_error(
     gpu: &Arc<Gpu>,
-    err: &Buffer,
+    err: Mailbox,
     idx_ty: ScalarType,
     idx: Ptr,
     len: usize,
 ) -> Result<()> {
-    let pos = gpu.read_u64(err.ptr())?;
-    if pos == u64::MAX {
+    let Some(pos) = gpu.take_error(err)? else {
         return Ok(());
-    }
+    };
     let mut b = [0u8; 8];
     let w = idx_ty.size();
     gpu.read_small(idx.add(pos as usize * w), &mut b[..w])?;
@@ -69,7 +68,11 @@ fn launch(
     let k = gpu.jit.get(&instance(kernel, ty, idx_ty, aligned))?;
     let sh = tuning::gather();
     let tiles = (n as u64).div_ceil((sh.block * v * sh.rounds) as u64);
-    let grid = gpu.wave(&k, sh.block, tiles)?;
+    let grid = if tuning::gather_tiles() {
+        tiles.clamp(1, i32::MAX as u64)
+    } else {
+        gpu.wave(&k, sh.block, tiles)?
+    };
     gpu.launch(&k, grid, sh.block, args)
 }
 
@@ -87,7 +90,7 @@ pub(crate) fn gather(
     if n == 0 {
         return Ok(out);
     }
-    let err = error_word(gpu)?;
+    let err = gpu.mailbox()?;
     launch(
         gpu,
         "ds_gather",
@@ -101,9 +104,10 @@ pub(crate) fn gather(
             .ptr(idx)
             .ptr(out.ptr())
             .u64(n as u64)
-            .ptr(err.ptr()),
+            .ptr(err.word)
+            .ptr(err.slot),
     )?;
-    check_error(gpu, &err, idx_ty, idx, len)?;
+    check_error(gpu, err, idx_ty, idx, len)?;
     Ok(out)
 }
 
@@ -123,7 +127,14 @@ pub(crate) fn scatter(
     if n == 0 {
         return Ok(out);
     }
-    let err = error_word(gpu)?;
+    if partition_pays(gpu, ty, idx_ty, idx, n, len)? {
+        // Without the memory for the partition, the direct scatter below.
+        match scatter_partitioned(gpu, ty, vals, idx_ty, idx, n, out.ptr(), len) {
+            Err(Error::OutOfMemory { .. }) => {}
+            r => return r.map(|()| out),
+        }
+    }
+    let err = gpu.mailbox()?;
     launch(
         gpu,
         "ds_scatter",
@@ -131,14 +142,89 @@ pub(crate) fn scatter(
         idx_ty,
         &[(idx, idx_ty.size()), (vals, ty.size())],
         n,
-        Args::new()
-            .ptr(vals)
-            .ptr(idx)
-            .ptr(out.ptr())
-            .u64(len as u64)
-            .u64(n as u64)
-            .ptr(err.ptr()),
+        scatter_args(vals, idx, out.ptr(), len, n, Some(err)),
     )?;
-    check_error(gpu, &err, idx_ty, idx, len)?;
+    check_error(gpu, err, idx_ty, idx, len)?;
     Ok(out)
+}
+
+fn scatter_args(vals: Ptr, idx: Ptr, out: Ptr, len: usize, n: usize, err: Option<Mailbox>) -> Args {
+    Args::new()
+        .ptr(vals)
+        .ptr(idx)
+        .ptr(out)
+        .u64(len as u64)
+        .u64(n as u64)
+        .ptr(err.map_or(Ptr(0), |e| e.word))
+        .ptr(err.map_or(Ptr(0), |e| e.slot))
+}
+
+/// Windows of 32 neighbouring indices that `partition_pays` samples, and the span (in
+/// elements) past which a window's writes count as far apart.
+const SPREAD_WINDOWS: u32 = 256;
+const SPREAD_SPAN: u64 = 1024;
+
+/// Whether partitioning the writes pays: the target exceeds L2, the writes cover a good part
+/// of it (at least a quarter of its slots), and most sampled windows of 32 neighbouring
+/// indices span more than SPREAD_SPAN elements. Costs one small kernel and a wait, only for
+/// targets beyond L2 (a scatter there takes 0.1 ms or more).
+fn partition_pays(
+    gpu: &Arc<Gpu>,
+    ty: ScalarType,
+    idx_ty: ScalarType,
+    idx: Ptr,
+    n: usize,
+    len: usize,
+) -> Result<bool> {
+    if len * ty.size() <= tuning::scatter_partition_bytes(gpu.l2_bytes) || n < len / 4 || n < 32 {
+        return Ok(false);
+    }
+    let k = gpu.jit.get(&spread_instance(idx_ty))?;
+    let far = gpu.mailbox()?;
+    gpu.launch(
+        &k,
+        (SPREAD_WINDOWS * 32).div_ceil(256) as u64,
+        256,
+        Args::new()
+            .ptr(idx)
+            .u64(n as u64)
+            .u32(SPREAD_WINDOWS)
+            .u64(SPREAD_SPAN)
+            .ptr(far.word),
+    )?;
+    Ok(gpu.take_word(far)? * 2 > SPREAD_WINDOWS as u64)
+}
+
+pub(crate) fn spread_instance(idx: ScalarType) -> Instance {
+    Instance {
+        source: "#include \"gather.cu\"\n".to_string(),
+        expr: format!("ds_index_spread<{}, 256>", idx.name()),
+    }
+}
+
+/// The scatter into `out` through a stable pass over the top 8 bits of the indices (the
+/// sort's histogram checks them), then the scatter of the partitioned pairs.
+#[allow(clippy::too_many_arguments)]
+fn scatter_partitioned(
+    gpu: &Arc<Gpu>,
+    ty: ScalarType,
+    vals: Ptr,
+    idx_ty: ScalarType,
+    idx: Ptr,
+    n: usize,
+    out: Ptr,
+    len: usize,
+) -> Result<()> {
+    let s = sort_by_index(gpu, idx_ty, idx, n, ty, vals, len, true)?;
+    let sv = s.values()?;
+    launch(
+        gpu,
+        "ds_scatter",
+        ty,
+        idx_ty,
+        &[(s.keys.ptr(), idx_ty.size()), (sv.ptr(), ty.size())],
+        n,
+        scatter_args(sv.ptr(), s.keys.ptr(), out, len, n, None),
+    )?;
+    s.check(gpu)
 }

@@ -2,7 +2,7 @@
 //! that the segment operations size their output with.
 
 use super::jit::Instance;
-use super::{Args, Buffer, Gpu, Ptr, counter, tuning};
+use super::{Args, Buffer, Gpu, PARTIAL_BYTES, Ptr, counter, tuning};
 use crate::element::ScalarType;
 use crate::error::Result;
 use crate::op::Op;
@@ -64,8 +64,15 @@ pub(crate) fn reduce_into(
     let kernel = gpu.jit.get(&instance(ty, op, load, aligned))?;
     let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
     let grid = gpu.wave(&kernel, sh.block, tiles)?;
-    // One partial result per block (8 bytes each, the widest accumulator).
-    let partial = Buffer::new(gpu, 8 * grid as usize)?;
+    // One partial result per block (8 bytes each, the widest accumulator): in the stream's
+    // buffer where the wave fits it.
+    let bytes = 8 * grid as usize;
+    let own = Buffer::new(gpu, if bytes > PARTIAL_BYTES { bytes } else { 0 })?;
+    let partial = if bytes > PARTIAL_BYTES {
+        own.ptr()
+    } else {
+        gpu.partials()
+    };
     gpu.launch(
         &kernel,
         grid,
@@ -73,7 +80,7 @@ pub(crate) fn reduce_into(
         Args::new()
             .ptr(src)
             .u64(n as u64)
-            .ptr(partial.ptr())
+            .ptr(partial)
             .ptr(gpu.counter(counter::DONE))
             .ptr(dst),
     )
@@ -88,13 +95,9 @@ pub(crate) fn reduce(
     src: Ptr,
     n: usize,
 ) -> Result<u64> {
-    let dst = Buffer::new(gpu, 8)?;
-    reduce_into(gpu, ty, op, load, src, n, dst.ptr())?;
-    let width = match load {
-        Load::Value => ty.size(),
-        Load::Nonzero => 8,
-    };
-    let mut b = [0u8; 8];
-    gpu.read_small(dst.ptr(), &mut b[..width])?;
-    Ok(u64::from_le_bytes(b))
+    // The result goes to mapped host memory (a zeroed slot: narrower results read as their
+    // bits, zero-extended).
+    let m = gpu.mailbox()?;
+    reduce_into(gpu, ty, op, load, src, n, m.slot)?;
+    gpu.take_slot(m)
 }

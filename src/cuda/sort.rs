@@ -3,7 +3,7 @@
 //! constant.
 
 use super::jit::Instance;
-use super::{Args, Buffer, Gpu, Ptr, counter, tuning};
+use super::{Args, Buffer, Gpu, Ptr, Status, counter, tuning};
 use crate::element::ScalarType;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -88,14 +88,6 @@ pub(crate) fn pass_instance(key: ScalarType, values: Values) -> Instance {
     }
 }
 
-pub(crate) fn copy_instance(key: ScalarType, values: Values) -> Instance {
-    let (vmode, vname, _) = values.mode();
-    Instance {
-        source: "#include \"sort.cu\"\n".to_string(),
-        expr: format!("ds_sort_copy<{}, {vname}, {vmode}, 256>", key.name()),
-    }
-}
-
 /// Sorts `n > 0` keys at `keys` on their `bits` low bits (all of them for `sort`), stably,
 /// with their values. With `check_len > 0` the keys are indices that must be below it
 /// (`Error::IndexOutOfBounds` otherwise, waiting for the check). Returns the sorted keys and
@@ -109,14 +101,114 @@ pub(crate) fn sort(
     bits: u32,
     check_len: u64,
 ) -> Result<(Buffer, Option<Buffer>)> {
+    let s = sort_unchecked(gpu, key, keys, n, values, 0..bits, check_len)?;
+    if check_len > 0 {
+        s.check(gpu)?;
+    }
+    Ok((s.keys, s.values))
+}
+
+/// The low bits that indices below `len` occupy (0 for `len <= 1`).
+fn index_bits(len: usize) -> u32 {
+    if len <= 1 {
+        0
+    } else {
+        64 - ((len - 1) as u64).leading_zeros()
+    }
+}
+
+/// The `n` (index, value) pairs at `idx` and `vals` sorted stably by index, on all the bits
+/// that indices below `len` occupy or (`top_digit`) on their top 8 alone; indices at or past
+/// `len` are checked by `Sorted::check`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sort_by_index(
+    gpu: &Arc<Gpu>,
+    idx_ty: ScalarType,
+    idx: Ptr,
+    n: usize,
+    ty: ScalarType,
+    vals: Ptr,
+    len: usize,
+    top_digit: bool,
+) -> Result<Sorted> {
+    let bits = index_bits(len);
+    let lo = if top_digit { bits.saturating_sub(8) } else { 0 };
+    sort_unchecked(
+        gpu,
+        idx_ty,
+        idx,
+        n,
+        Values::Given(ty, vals),
+        lo..bits,
+        len as u64,
+    )
+}
+
+/// A sort whose bounds check (with `check_len > 0`) is still to be read.
+pub(crate) struct Sorted {
+    pub keys: Buffer,
+    pub values: Option<Buffer>,
+    key: ScalarType,
+    input: Ptr,
+    check_len: u64,
+    /// Histograms, plan and the error word (last), kept until the check.
+    _tmp: Buffer,
+    err: Ptr,
+}
+
+impl Sorted {
+    /// The sorted values' buffer.
+    pub fn values(&self) -> Result<&Buffer> {
+        self.values
+            .as_ref()
+            .ok_or_else(|| Error::Cuda("sort returned no values".into()))
+    }
+
+    /// The word where the histogram notes a key out of range (zero: none), final once the
+    /// sort's kernels have run, for kernels queued after it to read.
+    pub fn error_word(&self) -> Ptr {
+        self.err
+    }
+
+    /// Waits for the stream; `Error::IndexOutOfBounds` for the first key at or above
+    /// `check_len`.
+    pub fn check(&self, gpu: &Arc<Gpu>) -> Result<()> {
+        let w = gpu.read_u64(self.err)?;
+        if w == 0 {
+            return Ok(());
+        }
+        let ks = self.key.size();
+        let mut b = [0u8; 8];
+        gpu.read_small(self.input.add(!w as usize * ks), &mut b[..ks])?;
+        Err(Error::IndexOutOfBounds {
+            index: u64::from_le_bytes(b),
+            len: self.check_len as usize,
+        })
+    }
+}
+
+/// As `sort`, on the key bits `bits` (`lo..hi`, the keys' ordered bits), leaving the bounds
+/// check to the caller (`Sorted::check`), so that it can queue more work first. Keys at or
+/// above `check_len` are sorted on those bits like any.
+pub(crate) fn sort_unchecked(
+    gpu: &Arc<Gpu>,
+    key: ScalarType,
+    keys: Ptr,
+    n: usize,
+    values: Values,
+    bits: std::ops::Range<u32>,
+    check_len: u64,
+) -> Result<Sorted> {
     let ks = key.size();
     let (_, _, vsize) = values.mode();
     let has_values = !matches!(values, Values::None);
-    let passes = bits.div_ceil(8).min(MAX_PASSES as u32);
+    let lo = bits.start.min(bits.end);
+    let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
     let (block, items, _) = shape(ks.max(vsize), has_values);
     let smem = pass_smem(block, items, ks, has_values.then_some(vsize));
     let tiles = (n as u64).div_ceil((block * items) as u64);
-    if tiles > u32::MAX as u64 {
+    // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
+    if tiles > u32::MAX as u64 || n as u64 >= 1 << 40 {
         return Err(Error::InvalidArgument(format!(
             "{n} keys are too many to sort"
         )));
@@ -132,16 +224,14 @@ pub(crate) fn sort(
             0
         },
     )?;
-    // Temporaries, zeroed at once: histograms, plan, look-back status; then the error word.
+    // Temporaries, zeroed at once: histograms, plan, the error word. The passes' look-back
+    // words are the stream's (`Status::Sort`), tagged by launch, so they need no clearing.
     let hist_bytes = MAX_PASSES * RADIX * 8;
-    let status_bytes = tiles as usize * RADIX * 8;
-    let tmp = Buffer::new(gpu, hist_bytes + PLAN_BYTES + status_bytes + 8)?;
+    let tmp = Buffer::new(gpu, hist_bytes + PLAN_BYTES + 8)?;
     let hist = tmp.ptr();
     let plan = hist.add(hist_bytes);
-    let status = plan.add(PLAN_BYTES);
-    let err = status.add(status_bytes);
-    gpu.memset_u8(tmp.ptr(), 0, hist_bytes + PLAN_BYTES + status_bytes)?;
-    gpu.memset_u8(err, 0xff, 8)?;
+    let err = plan.add(PLAN_BYTES);
+    gpu.memset_u8(tmp.ptr(), 0, hist_bytes + PLAN_BYTES + 8)?;
 
     let hk = gpu.jit.get(&hist_instance(key))?;
     let grid = gpu.wave(&hk, 256, (n as u64).div_ceil(256 * 16))?;
@@ -152,6 +242,7 @@ pub(crate) fn sort(
         Args::new()
             .ptr(keys)
             .u64(n as u64)
+            .u32(lo)
             .u32(passes)
             .ptr(hist)
             .ptr(gpu.counter(counter::DONE))
@@ -164,23 +255,10 @@ pub(crate) fn sort(
         Values::Given(_, p) => p,
         _ => Ptr(0),
     };
-    let ck = gpu.jit.get(&copy_instance(key, values))?;
-    let grid = gpu.wave(&ck, 256, (n as u64).div_ceil(256))?;
-    gpu.launch(
-        &ck,
-        grid,
-        256,
-        Args::new()
-            .ptr(keys)
-            .ptr(ka.ptr())
-            .ptr(vin)
-            .ptr(va.ptr())
-            .u64(n as u64)
-            .ptr(plan),
-    )?;
     let pk = gpu.jit.get(&pass_instance(key, values))?;
-    for pass in 0..passes {
-        gpu.single_pass(tiles, 0, |s| {
+    // At least one launch: where no pass runs, the first copies the keys through.
+    for pass in 0..passes.max(1) {
+        gpu.reserve(Status::Sort, tiles, tiles as usize * RADIX * 8, |s| {
             gpu.launch_smem(
                 &pk,
                 tiles,
@@ -194,24 +272,23 @@ pub(crate) fn sort(
                     .ptr(va.ptr())
                     .ptr(vb.ptr())
                     .u64(n as u64)
+                    .u32(lo)
                     .u32(pass)
                     .ptr(plan)
-                    .ptr(status)
+                    .ptr(s.status)
+                    .u32(s.epoch)
                     .ptr(s.counter)
                     .u32(s.base),
             )
         })?;
     }
-    if check_len > 0 {
-        let pos = gpu.read_u64(err)?;
-        if pos != u64::MAX {
-            let mut b = [0u8; 8];
-            gpu.read_small(keys.add(pos as usize * ks), &mut b[..ks])?;
-            return Err(Error::IndexOutOfBounds {
-                index: u64::from_le_bytes(b),
-                len: check_len as usize,
-            });
-        }
-    }
-    Ok((ka, has_values.then_some(va)))
+    Ok(Sorted {
+        keys: ka,
+        values: has_values.then_some(va),
+        key,
+        input: keys,
+        check_len,
+        _tmp: tmp,
+        err,
+    })
 }

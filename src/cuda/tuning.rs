@@ -109,6 +109,29 @@ pub(crate) fn seg_min_blocks() -> u32 {
     knob("seg_minb", 3)
 }
 
+/// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
+/// partitioned (src/cuda/gather.rs). Measured on an H200 (50 MB of L2; 2026-11-22, run 27):
+/// a random permutation of 2^24 floats (64 MB) 0.48 ms against 0.84 written directly, 2^28
+/// 7.25 ms against 17.5. (`DEVSEQ_TUNE` knob `scatter_partition_bytes`.)
+pub(crate) fn scatter_partition_bytes(l2_bytes: usize) -> usize {
+    knob(
+        "scatter_partition_bytes",
+        l2_bytes.min(u32::MAX as usize) as u32,
+    ) as usize
+}
+
+/// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an
+/// atomic counter (progress guaranteed by construction: a tile waits only for tiles whose
+/// blocks have started) or use their block index, as CUB's single-pass kernels do (relying on
+/// the hardware starting blocks in index order; no atomic round trip before a block's first
+/// load). The block index, measured on an H200 (2026-11-22, run 26, two alternations):
+/// inclusive_scan_add_i32 0.652 ms at 2^28 against 0.664, 0.051 against 0.055 at 2^24;
+/// sort_u32 0.368 against 0.392 at 2^24; sort_f32 0.401 against 0.431; scatter_combine
+/// 0.519 against 0.550. (`DEVSEQ_TUNE=tile_counter=1` brings the counter back.)
+pub(crate) fn tile_counter() -> bool {
+    knob("tile_counter", 0) != 0
+}
+
 /// Bytes of a look-back status slot (`ds::Slot`).
 pub(crate) const SLOT_BYTES: usize = 32;
 
@@ -119,4 +142,14 @@ pub(crate) fn gather() -> Shape {
         block: 256,
         rounds: knob("gather_rounds", 2),
     }
+}
+
+/// Whether gather and scatter launch a block a tile (as map does) rather than one wave of
+/// blocks striding over the tiles. A block a tile, measured on an H200 (2026-11-22, run 26,
+/// two alternations): gather_f32 7.51 ms at 2^28 against 7.59 with the wave, 0.299 against
+/// 0.300 at 2^24; and the partitioned scatter needs it: its blocks then write neighbouring
+/// slices of the target at any time (2^28: 7.23 ms; with the wave 17.6, no better than
+/// writing directly). (`DEVSEQ_TUNE` knob `gather_tiles`.)
+pub(crate) fn gather_tiles() -> bool {
+    knob("gather_tiles", 1) != 0
 }

@@ -115,3 +115,78 @@ fn gather_from_an_empty_sequence_fails_for_any_index() {
     ));
     assert_eq!(s.gather(&upload::<u32>(&[])).unwrap().len(), 0);
 }
+
+/// Targets larger than the L2 cache (64 MiB and more), where the GPU scatter partitions
+/// far-apart writes by the top bits of their indices before writing (a permutation, a
+/// transpose, random indices with repeats) and writes near ones directly (reversed): each
+/// against the sequential oracle; an index out of range still names the first bad position's
+/// index and leaves the inputs intact.
+#[test]
+fn scatter_into_targets_beyond_the_cache() {
+    if small() {
+        eprintln!("scatter_into_targets_beyond_the_cache: skipped with DEVSEQ_TEST_SMALL");
+        return;
+    }
+    big_scatter::<f32, u32>((1 << 24) + 3);
+    big_scatter::<f32, u64>((1 << 24) + 3);
+    big_scatter::<f64, u32>((1 << 23) + 1);
+}
+
+fn big_scatter<X: T, I: Index + TryFrom<u64>>(len: usize)
+where
+    <I as TryFrom<u64>>::Error: std::fmt::Debug,
+{
+    let what = std::any::type_name::<(X, I)>();
+    let mut r = Rng::new(what);
+    let base: Vec<X> = draw_vec(&mut r, len, Gen::Special);
+    let db = upload(&base);
+    let cols = 4096;
+    let rows = len / cols;
+    let sets: Vec<(&str, Vec<u64>)> = vec![
+        ("permutation", perm(&mut r, len)),
+        (
+            "transpose",
+            (0..(rows * cols) as u64)
+                .map(|i| (i % cols as u64) * rows as u64 + i / cols as u64)
+                .collect(),
+        ),
+        ("reversed", (0..len as u64).rev().collect()),
+        (
+            "random, repeated",
+            (0..len / 2).map(|_| r.below(len as u64)).collect(),
+        ),
+    ];
+    for (set, idx) in sets {
+        let ix: Vec<I> = idx.iter().map(|&i| I::try_from(i).unwrap()).collect();
+        // Values that depend on the slot alone where indices repeat (any of them may land),
+        // on the position otherwise.
+        let repeats = set.starts_with("random");
+        let val = |i: usize, k: u64| X::from_index(if repeats { k as usize * 7 + 3 } else { i });
+        let vals: Vec<X> = idx.iter().enumerate().map(|(i, &k)| val(i, k)).collect();
+        let mut want = base.clone();
+        for (i, &k) in idx.iter().enumerate() {
+            want[k as usize] = vals[i];
+        }
+        let got = upload(&vals)
+            .scatter(&upload(&ix), &db)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert_bits(&got, &want, &format!("scatter {what} {set} len={len}"));
+    }
+    // Out of range in the middle and at the end of a permutation: the middle one is named.
+    let mut idx: Vec<u64> = perm(&mut r, len);
+    idx[len / 2] = len as u64 + 5;
+    idx[len - 1] = u32::MAX as u64;
+    let ix: Vec<I> = idx.iter().map(|&i| I::try_from(i).unwrap()).collect();
+    let dix = upload(&ix);
+    let vals = upload(&vec![X::from_index(1); len]);
+    match vals.scatter(&dix, &db) {
+        Err(Error::IndexOutOfBounds { index, len: l }) => {
+            assert_eq!((index, l), (len as u64 + 5, len), "scatter {what}")
+        }
+        other => panic!("scatter {what}: {other:?}"),
+    }
+    assert_bits(&db.to_vec().unwrap(), &base, "base intact");
+    assert_eq!(dix.to_vec().unwrap(), ix, "indices intact");
+}
