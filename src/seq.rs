@@ -959,7 +959,6 @@ impl<T: Element> DeviceSeq<T> {
                     self.len,
                     cuda::sort::Values::None,
                     T::TYPE.bits(),
-                    0,
                 )?;
                 Ok(Self::gpu_seq(&self.dev, k, self.len))
             }
@@ -1008,7 +1007,6 @@ impl<T: Element> DeviceSeq<T> {
                     self.len,
                     cuda::sort::Values::Given(V::TYPE, q),
                     T::TYPE.bits(),
-                    0,
                 )?;
                 let v = v.ok_or_else(|| Error::Cuda("sort returned no values".into()))?;
                 Ok((
@@ -1059,7 +1057,6 @@ impl<T: Element> DeviceSeq<T> {
                     self.len,
                     cuda::sort::Values::Positions(I::TYPE),
                     T::TYPE.bits(),
-                    0,
                 )?;
                 let v = v.ok_or_else(|| Error::Cuda("sort returned no values".into()))?;
                 Ok(DeviceSeq::gpu_seq(&self.dev, v, self.len))
