@@ -40,8 +40,8 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
 template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals,
-                    const T* __restrict__ bases, T* __restrict__ out, u64 n, const u64* err, u32* counter,
-                    u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+                    const T* __restrict__ bases, T* __restrict__ out, u64 n, const u64* err,
+                    u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
   using namespace ds;
   typedef compute_t<T> C;
   typedef SegCombine<Op, C> F;
