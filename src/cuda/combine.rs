@@ -3,13 +3,14 @@
 //! indices in order and writes its slot once. No atomics: float results are the same on
 //! every run.
 
+use super::gather::index_error;
 use super::jit::Instance;
 use super::reduce::op_functor;
 use super::scan::{all_aligned, launch_single_pass, tiles};
 use super::sort::sort_by_index;
 use super::{Args, Buffer, Gpu, Ptr, tuning};
 use crate::element::ScalarType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::op::Op;
 use std::sync::Arc;
 
@@ -48,12 +49,7 @@ pub(crate) fn scatter_combine(
         return Ok(out);
     }
     if len == 0 {
-        let mut b = [0u8; 8];
-        gpu.read_small(idx, &mut b[..idx_ty.size()])?;
-        return Err(Error::IndexOutOfBounds {
-            index: u64::from_le_bytes(b),
-            len,
-        });
+        return Err(index_error(gpu, idx_ty, idx, 0, len)?);
     }
     let s = sort_by_index(gpu, idx_ty, idx, n, ty, vals, len, false)?;
     let (keys, sorted) = (&s.keys, s.values()?);

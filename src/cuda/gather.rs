@@ -40,13 +40,25 @@ fn check_error(
     idx: Ptr,
     len: usize,
 ) -> Result<()> {
-    let Some(pos) = gpu.take_error(err)? else {
-        return Ok(());
-    };
+    match gpu.take_error(err)? {
+        None => Ok(()),
+        Some(pos) => Err(index_error(gpu, idx_ty, idx, pos, len)?),
+    }
+}
+
+/// `IndexOutOfBounds` for the index at position `pos` of the `idx_ty` indices at `idx`, read
+/// back, against a target of `len` elements.
+pub(crate) fn index_error(
+    gpu: &Arc<Gpu>,
+    idx_ty: ScalarType,
+    idx: Ptr,
+    pos: u64,
+    len: usize,
+) -> Result<Error> {
     let mut b = [0u8; 8];
     let w = idx_ty.size();
     gpu.read_small(idx.add(pos as usize * w), &mut b[..w])?;
-    Err(Error::IndexOutOfBounds {
+    Ok(Error::IndexOutOfBounds {
         index: u64::from_le_bytes(b),
         len,
     })

@@ -70,8 +70,8 @@ fn driver_has(name: &str) -> bool {
     driver_present() && unsafe { sys::culib().get::<*const c_void>(name.as_bytes()).is_ok() }
 }
 
-/// Per-stream bookkeeping of the single-pass kernels (scans, compaction, sort passes): their
-/// tile counter and the status words of their look-back.
+/// Per-stream bookkeeping: the single-pass kernels' (scans, compaction, sort passes) tile
+/// counter and the status words of their look-back, and the pool of mailboxes.
 pub(crate) struct StreamState {
     /// Value the tile counter will have when the next launch starts (the counter only grows,
     /// so a launch's tiles are `counter - base`).
@@ -141,7 +141,8 @@ pub(crate) struct Gpu {
     /// the stream runs one kernel at a time, so no allocation a call.
     partials: alloc::Raw,
     state: Mutex<StreamState>,
-    /// Page-locked host memory for small read-backs (counts, reduction results, error words).
+    /// Page-locked host memory for small read-backs that no kernel leaves in a mailbox (a bad
+    /// index's value, a sort's error word, single elements).
     staging: Mutex<alloc::Pinned>,
 }
 

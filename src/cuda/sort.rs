@@ -2,6 +2,7 @@
 //! for all digits, then one Onesweep pass per 8-bit digit that the histogram did not find
 //! constant.
 
+use super::gather::index_error;
 use super::jit::Instance;
 use super::{Args, Buffer, Gpu, Ptr, Status, counter, tuning};
 use crate::element::ScalarType;
@@ -171,13 +172,13 @@ impl Sorted {
         if w == 0 {
             return Ok(());
         }
-        let ks = self.key.size();
-        let mut b = [0u8; 8];
-        gpu.read_small(self.input.add(!w as usize * ks), &mut b[..ks])?;
-        Err(Error::IndexOutOfBounds {
-            index: u64::from_le_bytes(b),
-            len: self.check_len as usize,
-        })
+        Err(index_error(
+            gpu,
+            self.key,
+            self.input,
+            !w,
+            self.check_len as usize,
+        )?)
     }
 }
 
