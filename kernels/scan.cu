@@ -12,22 +12,50 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef compute_t<T> C;
   typedef Combine<Op, C> F;
   constexpr int VEC = 16 / sizeof(T);
+  constexpr int TILE = BLOCK * R * VEC;
+  extern __shared__ u32x4 ds_scan_tile[];  // TILE elements (the launch gives the bytes)
+  T* s_tile = (T*)ds_scan_tile;
   const F f{};
   const u32 tile = next_tile<BLOCK>(counter, base);
-  const u64 tb = (u64)tile * (BLOCK * R * VEC);
-  T raw[R][VEC];
-  load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, raw, T{});
-  C x[R][VEC];
+  const u64 tb = (u64)tile * TILE;
+  stage_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, s_tile, T{});
+  stage_wait();
+  // The thread's items of round r, the operator's neutral past the end.
+  const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
+  auto items = [&](int r, C (&x)[VEC]) {
+    T v[VEC];
+    staged_round<BLOCK, VEC>(s_tile, r, v);
+    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < VEC; ++j) x[j] = k + j < rem ? to_c<T>(v[j]) : F::neutral();
+  };
+  C a[R];
 #pragma unroll
-    for (int j = 0; j < VEC; ++j)
-      x[r][j] = item_index<BLOCK, VEC>(tb, r, j) < n ? to_c<T>(raw[r][j]) : F::neutral();
+  for (int r = 0; r < R; ++r) {
+    C x[VEC];
+    items(r, x);
+    a[r] = x[0];
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[j]);
+  }
   const C first = EXCL ? from_bits<C>(init_bits) : F::neutral();
-  tile_scan<BLOCK, R, VEC, !EXCL>(x, f, F::neutral(), first, status, tiles, tile, epoch);
+  tile_scan_rounds<BLOCK, R, false>(a, f, F::neutral(), first, status, tiles, tile, epoch);
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r) {
+    C x[VEC];
+    items(r, x);
+    T v[VEC];
+    C p = a[r];
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) raw[r][j] = from_c<T>(x[r][j]);
-  store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, raw);
+    for (int j = 0; j < VEC; ++j) {
+      if (EXCL) {
+        v[j] = from_c<T>(p);
+        p = f(p, x[j]);
+      } else {
+        p = f(p, x[j]);
+        v[j] = from_c<T>(p);
+      }
+    }
+    store_round<BLOCK, VEC, ALIGNED>(out, n, tb, r, v);
+  }
 }

@@ -36,6 +36,9 @@ template <class C, class K> struct SegCount {
   u32 f;
   K c;
 };
+template <class C, class K> struct exact_fold<SegCount<C, K>> {
+  static constexpr bool value = exact_fold<C>::value;
+};
 template <class Op, class C, class K> struct SegCountCombine {
   typedef SegCount<C, K> V;
   DS_DEV V operator()(V a, V b) const {

@@ -70,20 +70,64 @@ DS_DEV void load_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T (&x)[R]
   }
 }
 
+// Round r of a tile, v[j], to its place, for elements before n.
+template <int BLOCK, int VEC, bool ALIGNED, class T>
+DS_DEV void store_round(T* __restrict__ p, u64 n, u64 tile_base, int r, const T (&v)[VEC]) {
+  const u64 i = tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC;
+  if (ALIGNED && i + VEC <= n) {
+    store_vec<T, VEC>(p + i, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (i + j < n) p[i + j] = v[j];
+  }
+}
+
 // x[r][j] to its place, for elements before n.
 template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
 DS_DEV void store_rounds(T* __restrict__ p, u64 n, u64 tile_base, const T (&x)[R][VEC]) {
 #pragma unroll
+  for (int r = 0; r < R; ++r) store_round<BLOCK, VEC, ALIGNED>(p, n, tile_base, r, x[r]);
+}
+
+// Staging a tile in shared memory, so that it waits there rather than in registers while
+// the block looks back (more blocks fit a multiprocessor: their loads hide each other's
+// look-back). Each thread copies the same items it holds in `load_rounds` to the same offsets
+// of `s` (element k of the tile at s[k]), by asynchronous copies (cp.async, sm_80 and later)
+// where whole vectors are aligned, else by plain loads with `fill` past n. A thread reads
+// back only what it copied, after `stage_wait`.
+DS_DEV u32 shared_address(const void* p) {
+  u64 a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return (u32)a;
+}
+template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T fill) {
+  constexpr int BYTES = VEC * sizeof(T);
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+#pragma unroll
   for (int r = 0; r < R; ++r) {
-    const u64 i = tile_base + ((u64)r * BLOCK + threadIdx.x) * VEC;
+    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
+    const u64 i = tile_base + k;
     if (ALIGNED && i + VEC <= n) {
-      store_vec<T, VEC>(p + i, x[r]);
+      if constexpr (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(s + k)),
+                     "l"(p + i) : "memory");
+      else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(s + k)),
+                     "l"(p + i), "n"(BYTES) : "memory");
     } else {
 #pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (i + j < n) p[i + j] = x[r][j];
+      for (int j = 0; j < VEC; ++j) s[k + j] = (i + j < n) ? p[i + j] : fill;
     }
   }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+DS_DEV void stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// Round r of the thread's staged items.
+template <int BLOCK, int VEC, class T> DS_DEV void staged_round(const T* s, int r, T (&v)[VEC]) {
+  load_vec<T, VEC>(s + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
 }
 
 // For element-wise kernels, where any assignment of elements to threads will do: whole

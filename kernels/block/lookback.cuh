@@ -2,12 +2,14 @@
 //
 // Each tile publishes its aggregate a[t] as soon as it has it, and later its inclusive prefix
 // I[t]. The inclusive prefix is defined as the left fold I[t] = (...((first f a[0]) f a[1])
-// ...) f a[t]. A tile looks back, 32 predecessors at a time, for the nearest published
-// inclusive prefix I[p], then folds the aggregates a[p+1] ... a[t-1] onto it one by one, left
-// to right: I[t-1] by its definition, whatever p it found. So every prefix is the same fixed
-// expression of the tile aggregates on every run (a float scan gives the same bits), while
-// each element is still read and written once. A tile only waits for tiles that took their
-// number before it (from an atomic counter), so the waits end.
+// ...) f a[t]. A tile reads the slots of its 4 * 32 nearest predecessors at once, takes the
+// nearest published inclusive prefix I[p], and folds the aggregates a[p+1] ... a[t-1] onto
+// it one by one, left to right: I[t-1] by its definition, whatever p it found. So every
+// prefix is the same fixed expression of the tile aggregates on every run (a float scan gives
+// the same bits), while each element is still read and written once. Exact operators
+// (integers, and pairs of them) may group differently and get the same bits: they reduce what
+// they pass by trees and walk back as far as they must, as CUB's look-back does. A tile only
+// waits for tiles that started before it, so the waits end.
 //
 // Status: `tiles` slots of aggregates, then `tiles` slots of inclusive prefixes, 32 bytes
 // each. The low 32 bits of a slot's first word are its tag, epoch * 2 + flag, the epoch being
@@ -56,6 +58,16 @@ DS_DEV void st_relaxed32(u32* p, u32 v) {
 }
 
 DS_DEV void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Tile j's aggregate slot and inclusive-prefix slot in the status area of a launch of
+// `tiles` tiles. (Tried, slower on an H100: tag words packed densely, four tiles a sector;
+// 2026-11-22, run 35.)
+struct Status {
+  Slot* s;
+  u32 tiles;
+  DS_DEV Slot* agg(long long j) const { return s + j; }
+  DS_DEV Slot* inc(long long j) const { return s + tiles + j; }
+};
 
 // How a value is written to and read from a slot. Values of up to 4 bytes share one 64-bit
 // word with the tag (PACKED: one access); larger ones are written before the tag (release)
@@ -157,57 +169,115 @@ template <class V> DS_DEV V wait_slot(const Slot* s, u32 epoch) {
   }
 }
 
+// Whether combining values of type V gives the same bits in any grouping (integers, and pairs
+// of them, under the associative operators): then the look-back may reduce what it passes by
+// trees and walk back as far as it needs. Floats keep the one left fold.
+template <class V> struct exact_fold { static constexpr bool value = !traits<V>::is_float; };
+template <class C> struct exact_fold<SegPair<C>> { static constexpr bool value = exact_fold<C>::value; };
+
 // The exclusive prefix of `tile` (first f a[0] f ... f a[tile-1]), called by all lanes of one
 // warp; publishes the tile's aggregate first and its inclusive prefix last. The result is the
 // same in every lane.
+//
+// The warp reads the slots of DEPTH windows of 32 predecessors at once (one round trip), and
+// takes the nearest published inclusive prefix among them. Exact operators that find none
+// reduce the windows' aggregates (waiting for those not yet there) and read the DEPTH windows
+// before them, as far back as needed; floats wait and read the same windows again, since
+// their left fold needs the prefix first.
 template <class V, class F>
 DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
                      const F& f, V neutral) {
   typedef SlotIO<V> IO;
-  constexpr int DEPTH = 4;  // windows of 32 predecessors kept while looking further back
+  constexpr int DEPTH = 4;  // windows read at once (8 did worse: more reads, each poll)
+  constexpr int SHORT = 8;  // up to this many aggregates to fold, one by one beats a tree
+  constexpr bool WALK = exact_fold<V>::value;
   const int lane = lane_id();
-  Slot* agg = status;
-  Slot* inc = status + tiles;
+  const Status st{status, tiles};
   // Every tile publishes its aggregate (tile 0 too: a successor that finds no inclusive prefix
   // yet waits for the aggregates of the tiles it passes).
-  if (lane == 0) IO::put(&agg[tile], aggregate, epoch);
+  if (lane == 0) IO::put(st.agg(tile), aggregate, epoch);
   if (tile == 0) {
-    if (lane == 0) IO::put(&inc[0], f(first, aggregate), epoch);
+    if (lane == 0) IO::put(st.inc(0), f(first, aggregate), epoch);
     return first;
   }
   u32 rounds = 0, pause = 64;
+  long long top = tile;  // the windows read are the DEPTH * 32 tiles before `top`
+  V later = neutral;     // (WALK) the combination of the aggregates of top ... tile - 1
   for (;;) {
-    V saved[DEPTH];  // aggregates of the windows passed, nearest first
+    u64 wi[DEPTH], wa[DEPTH];
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d) {
-      const long long j = (long long)tile - 32 * (d + 1) + lane;
-      const bool exists = j >= 0;
-      const u64 wi = exists ? IO::peek(&inc[j]) : 0;
-      const u64 wa = exists ? IO::peek(&agg[j]) : 0;
-      if (!IO::PACKED) fence_acq_rel();
-      const u32 found = __ballot_sync(FULL, exists && IO::ready(wi, epoch));
-      if (found) {
-        const int hi = 31 - __clz(found);
-        V mine = neutral;
-        if (lane == hi) {
-          mine = IO::value(&inc[j], wi);
-        } else if (lane > hi) {
-          mine = IO::ready(wa, epoch) ? IO::value(&agg[j], wa) : wait_slot<V>(&agg[j], epoch);
-        }
-        V acc = shfl_idx(mine, hi);
-        for (int l = hi + 1; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
+      const long long j = top - 32 * (d + 1) + lane;
+      wi[d] = j >= 0 ? IO::peek(st.inc(j)) : 0;
+      wa[d] = j >= 0 ? IO::peek(st.agg(j)) : 0;
+    }
+    if (!IO::PACKED) fence_acq_rel();
+    // The nearest window holding a published inclusive prefix, and its lanes that hold one.
+    int near = DEPTH;
+    u32 found = 0;
 #pragma unroll
-        for (int e = d - 1; e >= 0; --e)
-          for (int l = 0; l < WARP; ++l) acc = f(acc, shfl_idx(saved[e], l));
-        if (lane == 0) IO::put(&inc[tile], f(acc, aggregate), epoch);
+    for (int d = DEPTH - 1; d >= 0; --d) {
+      const long long j = top - 32 * (d + 1) + lane;
+      const u32 b = __ballot_sync(FULL, j >= 0 && IO::ready(wi[d], epoch));
+      if (b) {
+        near = d;
+        found = b;
+      }
+    }
+    const int hi = found ? 31 - __clz(found) : -1;
+    // Lane's value in window d: the inclusive prefix at hi in the nearest window, aggregates
+    // after it; nothing before it or before tile 0.
+    auto value = [&](int d) -> V {
+      const long long j = top - 32 * (d + 1) + lane;
+      if (j < 0 || d > near || (d == near && lane < hi)) return neutral;
+      if (d == near && lane == hi) return IO::value(st.inc(j), wi[d]);
+      return IO::ready(wa[d], epoch) ? IO::value(st.agg(j), wa[d]) : wait_slot<V>(st.agg(j), epoch);
+    };
+    if (WALK && found && near == 0 && hi >= WARP - SHORT) {
+      // Few aggregates to fold: one by one is quicker than a tree.
+      const V mine = value(0);
+      V acc = shfl_idx(mine, hi);
+      for (int l = hi + 1; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
+      later = f(acc, later);
+      if (lane == 0) IO::put(st.inc(tile), f(later, aggregate), epoch);
+      return later;
+    }
+    if constexpr (WALK) {
+      // Window sums in lane order, windows from the earliest: any grouping gives these bits.
+      V acc = neutral;
+#pragma unroll
+      for (int d = DEPTH - 1; d >= 0; --d) {
+        if (d > near) continue;
+        acc = f(acc, shfl_idx(warp_reduce(value(d), f), 0));
+      }
+      if (found) {
+        later = f(acc, later);
+        if (lane == 0) IO::put(st.inc(tile), f(later, aggregate), epoch);
+        return later;
+      }
+      if (top > 32 * DEPTH) {
+        later = f(acc, later);
+        top -= 32 * DEPTH;
+      } else {
+        spin(rounds, pause);  // tile 0's inclusive prefix is among these and not yet seen
+      }
+    } else {
+      if (found) {
+        // The left fold from the prefix found, one aggregate after another.
+        V acc = neutral;
+#pragma unroll
+        for (int d = DEPTH - 1; d >= 0; --d) {
+          if (d > near) continue;
+          const V mine = value(d);
+          if (d == near) acc = shfl_idx(mine, hi);
+          for (int l = d == near ? hi + 1 : 0; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
+        }
+        if (lane == 0) IO::put(st.inc(tile), f(acc, aggregate), epoch);
         return acc;
       }
-      saved[d] = !exists ? neutral
-                 : IO::ready(wa, epoch) ? IO::value(&agg[j], wa)
-                                        : wait_slot<V>(&agg[j], epoch);
+      // No inclusive prefix among the nearest DEPTH * 32 tiles yet: they come, look again.
+      spin(rounds, pause);
     }
-    // No inclusive prefix among the nearest DEPTH * 32 tiles yet: they come, look again.
-    spin(rounds, pause);
   }
 }
 

@@ -12,17 +12,18 @@ namespace ds {
 // combination order is fixed: a Kogge-Stone tree across the warp per round, then one warp scan
 // over the R x warps chunk totals (one or two a lane, in order), then the tile prefix of the
 // deterministic look-back; so results are bitwise reproducible.
-template <int BLOCK, int R, class V, class F>
+template <int BLOCK, int R, bool WEX_SMEM = true, class V, class F>
 DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* status, u32 tiles,
                              u32 tile, u32 epoch) {
   constexpr int NW = BLOCK / WARP;
   constexpr int CHUNKS = R * NW;
   constexpr int CPL = (CHUNKS + WARP - 1) / WARP;  // chunk totals a lane of warp 0 takes
-  static_assert(CPL <= 2, "rounds x warps must fit in two per lane of one warp");
+  static_assert(CPL <= 4, "rounds x warps must fit in four per lane of one warp");
   // Each thread's exclusive prefix within its warp, per round, waits in registers for values
   // of up to 4 bytes and in shared memory (up to 24 KB of it) for wider ones, the pairs of
   // the segmented kernels, where holding them through the look-back spilled registers.
-  constexpr bool WEX_SHARED = sizeof(V) > 4 && sizeof(V) * R * BLOCK <= 24 * 1024;
+  // (Kernels whose tiles wait in shared memory already, WEX_SMEM false, keep them in registers.)
+  constexpr bool WEX_SHARED = WEX_SMEM && sizeof(V) > 4 && sizeof(V) * R * BLOCK <= 24 * 1024;
   __shared__ V s_chunk[CHUNKS];
   __shared__ V s_wex[WEX_SHARED ? R : 1][WEX_SHARED ? BLOCK : 1];
   const int lane = lane_id();

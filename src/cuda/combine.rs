@@ -25,7 +25,7 @@ pub(crate) fn instance(ty: ScalarType, idx: ScalarType, op: Op, aligned: bool) -
             op_functor(op),
             sh.block,
             sh.rounds,
-            tuning::seg_min_blocks()
+            tuning::register_min_blocks()
         ),
     }
 }
@@ -64,6 +64,7 @@ pub(crate) fn scatter_combine(
         &kernel,
         tiles(n, size, tuning::combine(size)),
         tuning::combine(size).block,
+        0,
         || {
             Args::new()
                 .ptr(keys.ptr())

@@ -8,7 +8,7 @@ use crate::error::Result;
 use std::sync::Arc;
 
 pub(crate) fn instance(ty: ScalarType, wide: bool, aligned: bool, indices: bool) -> Instance {
-    let sh = tuning::scan(ty.size());
+    let sh = tuning::compact(ty.size());
     Instance {
         source: "#include \"compact.cu\"\n".to_string(),
         expr: format!(
@@ -17,7 +17,7 @@ pub(crate) fn instance(ty: ScalarType, wide: bool, aligned: bool, indices: bool)
             if wide { "u64" } else { "u32" },
             sh.block,
             sh.rounds,
-            tuning::scan_min_blocks()
+            tuning::register_min_blocks()
         ),
     }
 }
@@ -48,8 +48,9 @@ pub(crate) fn compact(
     launch_single_pass(
         gpu,
         &kernel,
-        tiles(n, size, tuning::scan(size)),
-        tuning::scan(size).block,
+        tiles(n, size, tuning::compact(size)),
+        tuning::compact(size).block,
+        0,
         || {
             Args::new()
                 .ptr(src.unwrap_or(Ptr(0)))

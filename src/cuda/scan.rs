@@ -22,14 +22,15 @@ pub(crate) fn all_aligned(vec: u32, ptrs: &[(Ptr, usize)]) -> bool {
         .all(|&(p, size)| p.aligned((vec as usize * size).min(16)))
 }
 
-/// Launches a single-pass kernel of `tiles` tiles with the arguments `args` builds from its
-/// look-back slots (they end with counter, base, epoch, status, tiles, as every such kernel
-/// takes them).
+/// Launches a single-pass kernel of `tiles` tiles, with `smem` bytes of dynamic shared memory a
+/// block, and the arguments `args` builds from its look-back slots (they end with counter,
+/// base, epoch, status, tiles, as every such kernel takes them).
 pub(crate) fn launch_single_pass(
     gpu: &Gpu,
     kernel: &Kernel,
     tiles: u64,
     block: u32,
+    smem: u32,
     args: impl FnOnce() -> Args,
 ) -> Result<()> {
     if tiles == 0 {
@@ -45,7 +46,7 @@ pub(crate) fn launch_single_pass(
             .u32(s.epoch)
             .ptr(s.status)
             .u32(tiles as u32);
-        gpu.launch(kernel, tiles, block, a)
+        gpu.launch_smem(kernel, tiles, block, smem, a)
     })
 }
 
@@ -83,7 +84,9 @@ pub(crate) fn scan(
     let aligned = all_aligned(tuning::vec(size), &[(src, size), (out.ptr(), size)]);
     let kernel = gpu.jit.get(&instance(ty, op, aligned, exclusive))?;
     let sh = tuning::scan(size);
-    launch_single_pass(gpu, &kernel, tiles(n, size, sh), sh.block, || {
+    // The tile waits in shared memory.
+    let smem = sh.block * sh.rounds * tuning::vec(size) * size as u32;
+    launch_single_pass(gpu, &kernel, tiles(n, size, sh), sh.block, smem, || {
         Args::new().ptr(src).ptr(out.ptr()).u64(n as u64).u64(init)
     })?;
     Ok(out)

@@ -19,7 +19,7 @@ pub(crate) fn scan_instance(ty: ScalarType, op: Op, aligned: bool, exclusive: bo
             op_functor(op),
             sh.block,
             sh.rounds,
-            tuning::seg_min_blocks()
+            tuning::register_min_blocks()
         ),
     }
 }
@@ -35,7 +35,7 @@ pub(crate) fn reduce_instance(ty: ScalarType, op: Op, wide: bool, aligned: bool)
             if wide { "u64" } else { "u32" },
             sh.block,
             sh.rounds,
-            tuning::seg_min_blocks()
+            tuning::register_min_blocks()
         ),
     }
 }
@@ -74,6 +74,7 @@ pub(crate) fn scan(
         &kernel,
         tiles(n, size, tuning::seg(size)),
         tuning::seg(size).block,
+        0,
         || {
             Args::new()
                 .ptr(src)
@@ -125,6 +126,7 @@ pub(crate) fn reduce_segments(
         &kernel,
         tiles(n, size, tuning::seg(size)),
         tuning::seg(size).block,
+        0,
         || Args::new().ptr(src).ptr(flags).ptr(out.ptr()).u64(n as u64),
     )?;
     Ok(out)

@@ -57,55 +57,77 @@ pub(crate) const REDUCE: Shape = Shape {
     rounds: 4,
 };
 
-/// Single-pass scans (scan, segmented scan and reduce, compaction): 256 threads (8 warps)
-/// and rounds such that a thread holds 32 elements (16 for 8-byte types); rounds x warps must
-/// not exceed 64 (warp 0 scans the chunk totals, two a lane). Measured on an H200
-/// (2026-11-21, docs/performance.md): for 4-byte types 8 rounds with 3 blocks a
-/// multiprocessor took an inclusive scan of 2^28 from 0.80 ms (4 rounds, 4 blocks) to 0.67 ms,
-/// fewer tiles to look back over; 2 rounds were slower still.
-pub(crate) fn scan(size: usize) -> Shape {
+/// `inclusive_scan` and `exclusive_scan`, whose tiles wait in shared memory (kernels/scan.cu):
+/// 256 threads and 16 rounds (a 64 KB tile for every element size; rounds x warps must not
+/// exceed 128), 3 blocks a multiprocessor. Measured on an H100 and an H200 (2026-11-22, runs
+/// 38-42, docs/performance.md): the look-back, not the data path, sets the pace, and it costs
+/// per tile; tiles in registers could not grow past 8 rounds (32 KB) without spilling, tiles
+/// in shared memory can: i32 scan of 2^28 on an H200 0.659 ms with 8 rounds in registers,
+/// 0.638-0.644 with 11 staged; more blocks with smaller tiles were slower every time.
+pub(crate) fn scan(_size: usize) -> Shape {
+    Shape {
+        block: 256,
+        rounds: knob("scan_rounds", 16),
+    }
+}
+
+/// Single-pass kernels that hold their tile in registers (segmented scans and reduce,
+/// compaction, the runs of scatter_combine): 256 threads (8 warps) and rounds such that a
+/// thread holds 32 elements (16 for 8-byte types); rounds x warps must not exceed 128 (warp 0
+/// scans the chunk totals, up to four a lane). Measured on an H200 (2026-11-21,
+/// docs/performance.md): for 4-byte types 8 rounds with 3 blocks a multiprocessor took an
+/// inclusive scan of 2^28 from 0.80 ms (4 rounds, 4 blocks) to 0.67 ms, fewer tiles to look
+/// back over; 2 rounds were slower still.
+pub(crate) fn register_tile(size: usize) -> Shape {
     let rounds = match size {
         1 => 2,
         2 => 4,
         _ => 8,
     };
-    Shape {
-        block: 256,
-        rounds: knob("scan_rounds", rounds),
-    }
+    Shape { block: 256, rounds }
 }
 
-/// The single-pass kernels over (value, flag) pairs (segmented scans and reduce, the runs of
-/// scatter_combine): as `scan`, overridable apart.
+/// The single-pass kernels over (value, flag) pairs (segmented scans and reduce): as
+/// `register_tile`.
 pub(crate) fn seg(size: usize) -> Shape {
-    let sh = scan(size);
+    let sh = register_tile(size);
     Shape {
         block: sh.block,
         rounds: knob("seg_rounds", sh.rounds),
     }
 }
 
+/// Compaction (`compact`): as `register_tile`.
+pub(crate) fn compact(size: usize) -> Shape {
+    let sh = register_tile(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("compact_rounds", sh.rounds),
+    }
+}
+
 /// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
-/// as `scan`, but 4 rounds for 8-byte values (ptxas spilled 300 bytes a thread with 8).
+/// as `register_tile`, but 4 rounds for 8-byte values (ptxas spilled 300 bytes a thread with 8).
 /// Measured on an H200 (2026-11-22, run 21): 8 rounds took scatter_combine_add_f32 of 2^28
 /// values to 8.42 ms against 8.73 with 4, once the kernel held its tile as values and run
 /// bits rather than pairs and indices.
 pub(crate) fn combine(size: usize) -> Shape {
-    let sh = scan(size);
+    let sh = register_tile(size);
     Shape {
         block: sh.block,
         rounds: knob("combine_rounds", if size >= 8 { 4 } else { sh.rounds }),
     }
 }
 
-/// Blocks of a single-pass scan kernel that must fit a multiprocessor (`__launch_bounds__`,
-/// capping registers; tiles in flight hide the look-back): 3 (85 registers for 256 threads),
-/// also for the kernels that scan (value, flag) pairs. Measured with 8 rounds (H200,
-/// 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were tried, 5 was slower.
+/// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
+/// capping registers; tiles in flight hide the look-back). The staged scan: 3 (64 KB of shared
+/// memory each). The kernels with tiles in registers: 3 (85 registers for 256 threads);
+/// measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were
+/// tried, 5 was slower.
 pub(crate) fn scan_min_blocks() -> u32 {
     knob("scan_minb", 3)
 }
-pub(crate) fn seg_min_blocks() -> u32 {
+pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
 }
 

@@ -23,13 +23,14 @@ pub fn small() -> bool {
     std::env::var_os("DEVSEQ_TEST_SMALL").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Sizes at the edges: tiny, warp and tile boundaries (the scan tile is 8192 elements for
-/// 4-byte types, 4096 for the others; the sort tile 9216 for 4-byte keys), powers of two +-1,
-/// and one large (dropped with `DEVSEQ_TEST_SMALL`).
+/// Sizes at the edges: tiny, warp and tile boundaries (the tiles of the kernels that hold them
+/// in registers are 8192 elements for 4-byte types, 4096 for the others; the plain scans' 64 KB
+/// tiles are 8192, 16384, 32768 or 65536 elements; the sort tile 9216 for 4-byte keys), powers
+/// of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
 pub fn sizes() -> &'static [usize] {
     const ALL: &[usize] = &[
         0, 1, 2, 31, 32, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,
-        9217, 65535, 65537, 524_289, 1_000_003,
+        9217, 16383, 16384, 16385, 32767, 32769, 65535, 65536, 65537, 524_289, 1_000_003,
     ];
     if small() { &ALL[..ALL.len() - 2] } else { ALL }
 }
