@@ -59,11 +59,12 @@ pub(crate) const REDUCE: Shape = Shape {
 
 /// `inclusive_scan` and `exclusive_scan`, whose tiles wait in shared memory (kernels/scan.cu):
 /// 256 threads and 16 rounds (a 64 KB tile for every element size; rounds x warps must not
-/// exceed 128), 3 blocks a multiprocessor. Measured on an H100 and an H200 (2026-11-22, runs
-/// 38-42, docs/performance.md): the look-back, not the data path, sets the pace, and it costs
-/// per tile; tiles in registers could not grow past 8 rounds (32 KB) without spilling, tiles
-/// in shared memory can: i32 scan of 2^28 on an H200 0.659 ms with 8 rounds in registers,
-/// 0.638-0.644 with 11 staged; more blocks with smaller tiles were slower every time.
+/// exceed 128), 3 blocks a multiprocessor. The look-back, not the data path, sets the pace, and
+/// it costs per tile, so tiles are as large as fits. Measured (2026-11-22, docs/performance.md):
+/// i32 scan of 2^28 on an H100 (run 42) 0.796 ms with 16 rounds x 3 blocks, 0.80 with 16 x 2,
+/// 0.815 with 11 x 4, 0.84 with 8 x 4, against 0.835 with 8 rounds in registers; on an H200
+/// (runs 41, 45) 0.638-0.644 with 11 x 4 and 0.606-0.611 with 16 x 3, against 0.665 in
+/// registers. (`DEVSEQ_TUNE` knobs `scan_rounds`, `scan_minb`.)
 pub(crate) fn scan(_size: usize) -> Shape {
     Shape {
         block: 256,
@@ -120,10 +121,9 @@ pub(crate) fn combine(size: usize) -> Shape {
 }
 
 /// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
-/// capping registers; tiles in flight hide the look-back). The staged scan: 3 (64 KB of shared
-/// memory each). The kernels with tiles in registers: 3 (85 registers for 256 threads);
-/// measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were
-/// tried, 5 was slower.
+/// capping registers). The staged scan: 3 (64 KB of shared memory each; 2 was slower, run
+/// 42). The kernels with tiles in registers: 3 (85 registers for 256 threads); measured with 8
+/// rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were tried, 5 was slower.
 pub(crate) fn scan_min_blocks() -> u32 {
     knob("scan_minb", 3)
 }
