@@ -91,8 +91,8 @@ DS_DEV void store_rounds(T* __restrict__ p, u64 n, u64 tile_base, const T (&x)[R
 }
 
 // Staging a tile in shared memory, so that it waits there rather than in registers while
-// the block looks back (more blocks fit a multiprocessor: their loads hide each other's
-// look-back). Each thread copies the same items it holds in `load_rounds` to the same offsets
+// the block looks back: tiles can then be larger (64 KB) than registers hold without
+// spilling, and the look-back costs per tile. Each thread copies the same items it holds in `load_rounds` to the same offsets
 // of `s` (element k of the tile at s[k]), by asynchronous copies (cp.async, sm_80 and later)
 // where whole vectors are aligned, else by plain loads with `fill` past n. A thread reads
 // back only what it copied, after `stage_wait`.

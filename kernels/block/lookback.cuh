@@ -7,7 +7,7 @@
 // it one by one, left to right: I[t-1] by its definition, whatever p it found. So every
 // prefix is the same fixed expression of the tile aggregates on every run (a float scan gives
 // the same bits), while each element is still read and written once. Exact operators
-// (integers, and pairs of them) may group differently and get the same bits: they reduce what
+// (on integers, and on pairs or triples of them) may group differently and get the same bits: they reduce what
 // they pass by trees and walk back as far as they must, as CUB's look-back does. A tile only
 // waits for tiles that started before it, so the waits end.
 //
