@@ -53,8 +53,9 @@ impl Gpu {
         self.launch_smem(kernel, grid, block, 0, args)
     }
 
-    /// As `launch`, with `smem` bytes of dynamic shared memory a block (beyond 48 KB the
-    /// kernel's limit is raised first, once).
+    /// As `launch`, with `smem` bytes of dynamic shared memory a block. The kernel's limit on
+    /// dynamic shared memory is raised to `smem` first (once for each larger size): static and
+    /// dynamic shared memory together beyond 48 KB need it, whichever part is the larger.
     pub fn launch_smem(
         &self,
         kernel: &Kernel,
@@ -73,7 +74,7 @@ impl Gpu {
             )));
         }
         self.bind()?;
-        if smem > 48 * 1024 && kernel.smem_limit.load(Ordering::Relaxed) < smem {
+        if smem > 0 && kernel.smem_limit.load(Ordering::Relaxed) < smem {
             // SAFETY: a valid function of this context; the attribute takes an int.
             check(
                 unsafe {
