@@ -233,49 +233,38 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
       if (d == near && lane == hi) return IO::value(st.inc(j), wi[d]);
       return IO::ready(wa[d], epoch) ? IO::value(st.agg(j), wa[d]) : wait_slot<V>(st.agg(j), epoch);
     };
-    if (WALK && found && near == 0 && hi >= WARP - SHORT) {
-      // Few aggregates to fold: one by one is quicker than a tree.
-      const V mine = value(0);
-      V acc = shfl_idx(mine, hi);
-      for (int l = hi + 1; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
-      later = f(acc, later);
-      if (lane == 0) IO::put(st.inc(tile), f(later, aggregate), epoch);
-      return later;
-    }
-    if constexpr (WALK) {
-      // Window sums in lane order, windows from the earliest: any grouping gives these bits.
-      V acc = neutral;
+    // The aggregates found, combined in order: by the left fold from the prefix found, one by
+    // one (floats always; exact operators when few), else by trees, windows from the earliest
+    // (exact operators: any grouping gives these bits).
+    V acc = neutral;
+    if (found && (!WALK || (near == 0 && hi >= WARP - SHORT))) {
+#pragma unroll
+      for (int d = DEPTH - 1; d >= 0; --d) {
+        if (d > near) continue;
+        const V mine = value(d);
+        if (d == near) acc = shfl_idx(mine, hi);
+        for (int l = d == near ? hi + 1 : 0; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
+      }
+    } else if constexpr (WALK) {
 #pragma unroll
       for (int d = DEPTH - 1; d >= 0; --d) {
         if (d > near) continue;
         acc = f(acc, shfl_idx(warp_reduce(value(d), f), 0));
       }
-      if (found) {
-        later = f(acc, later);
-        if (lane == 0) IO::put(st.inc(tile), f(later, aggregate), epoch);
-        return later;
-      }
-      if (top > 32 * DEPTH) {
-        later = f(acc, later);
-        top -= 32 * DEPTH;
-      } else {
-        spin(rounds, pause);  // tile 0's inclusive prefix is among these and not yet seen
-      }
+    }
+    if constexpr (WALK) {
+      if (found || top > 32 * DEPTH) later = f(acc, later);
+      if (found) acc = later;
+    }
+    if (found) {
+      if (lane == 0) IO::put(st.inc(tile), f(acc, aggregate), epoch);
+      return acc;
+    }
+    if (WALK && top > 32 * DEPTH) {
+      top -= 32 * DEPTH;  // (WALK) the windows before these
     } else {
-      if (found) {
-        // The left fold from the prefix found, one aggregate after another.
-        V acc = neutral;
-#pragma unroll
-        for (int d = DEPTH - 1; d >= 0; --d) {
-          if (d > near) continue;
-          const V mine = value(d);
-          if (d == near) acc = shfl_idx(mine, hi);
-          for (int l = d == near ? hi + 1 : 0; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
-        }
-        if (lane == 0) IO::put(st.inc(tile), f(acc, aggregate), epoch);
-        return acc;
-      }
-      // No inclusive prefix among the nearest DEPTH * 32 tiles yet: they come, look again.
+      // No inclusive prefix among the nearest DEPTH * 32 tiles yet (or, walking, tile 0's is
+      // among them and not yet seen): they come, look again.
       spin(rounds, pause);
     }
   }
