@@ -6,15 +6,17 @@
 // nearest published inclusive prefix I[p], and folds the aggregates a[p+1] ... a[t-1] onto
 // it one by one, left to right: I[t-1] by its definition, whatever p it found. So every
 // prefix is the same fixed expression of the tile aggregates on every run (a float scan gives
-// the same bits), while each element is still read and written once. Exact operators
-// (on integers, and on pairs or triples of them) may group differently and get the same bits: they reduce what
-// they pass by trees and walk back as far as they must, as CUB's look-back does. A tile only
-// waits for tiles that started before it, so the waits end.
+// the same bits), while each element is still read and written once. Exact operators (on
+// integers, and on pairs or triples of them) may group differently and get the same bits:
+// they reduce what they pass by trees and walk back as far as they must, as CUB's look-back
+// does. An aggregate that absorbs what comes before it (that of a segmented scan's tile
+// holding a segment head) is its tile's inclusive prefix at once, so the chain of waits
+// breaks there. A tile only waits for tiles that started before it, so the waits end.
 //
 // Status: `tiles` slots of aggregates, then `tiles` slots of inclusive prefixes, 32 bytes
-// each. The low 32 bits of a slot's first word are its tag, epoch * 2 + flag, the epoch being
-// the launch's number: slots of earlier launches are never mistaken for current ones, so the
-// slots need no clearing between launches.
+// each. The low 32 bits of a slot's first word are its tag, epoch * 2 + flag (whether the
+// value absorbs), the epoch being the launch's number: slots of earlier launches are never
+// mistaken for current ones, so the slots need no clearing between launches.
 #pragma once
 #include "warp/reduce.cuh"
 
@@ -28,6 +30,21 @@ struct alignas(32) Slot {
 template <class C> struct SegPair {
   C v;
   u32 f;
+};
+
+// Values v that absorb everything before them, f(x, v) == v bit for bit for every x. A tile
+// whose aggregate absorbs has it as its inclusive prefix whatever came before, so its aggregate
+// slot serves its successors as an inclusive prefix slot, and a segment head breaks the chain
+// of waits. SegPair is combined only by SegCombine (segment.cu), under which a pair whose head
+// flag is set absorbs; the slot's tag carries the bit (its low bit), so readers see it without
+// reading the value.
+template <class V> struct absorbing {
+  static constexpr bool any = false;
+  static DS_DEV bool test(const V&) { return false; }
+};
+template <class C> struct absorbing<SegPair<C>> {
+  static constexpr bool any = true;
+  static DS_DEV bool test(const SegPair<C>& v) { return v.f != 0; }
 };
 
 // Memory-model accesses for the slots (PTX, sm_70 and later): a relaxed 64-bit access is
@@ -71,15 +88,17 @@ struct Status {
 
 // How a value is written to and read from a slot. Values of up to 4 bytes share one 64-bit
 // word with the tag (PACKED: one access); larger ones are written before the tag (release)
-// and read after it, with a fence between. Readers `peek` at the first word of several slots
-// at once, then take the values of the ready ones.
+// and read after it, with a fence between. The tag is epoch * 2 + whether the value absorbs.
+// Readers `peek` at the first word of several slots at once, then take the values of the
+// ready ones.
 template <class V> struct SlotIO {
   static constexpr bool PACKED = sizeof(V) <= 4;
   static DS_DEV void put(Slot* s, V v, u32 epoch) {
+    const u32 tag = (epoch << 1) | (absorbing<V>::test(v) ? 1u : 0u);
     if constexpr (PACKED) {
       u32 bits = 0;
       memcpy(&bits, &v, sizeof(V));
-      st_relaxed(&s->w[0], (u64)(epoch << 1) | ((u64)bits << 32));
+      st_relaxed(&s->w[0], (u64)tag | ((u64)bits << 32));
     } else {
       static_assert(sizeof(V) <= 24, "slot values are at most 24 bytes");
       constexpr int N = (sizeof(V) + 3) / 4;
@@ -90,11 +109,12 @@ template <class V> struct SlotIO {
       u32* d = (u32*)&s->w[1];
 #pragma unroll
       for (int k = 0; k < N; ++k) st_relaxed32(d + k, words[k]);
-      st_release((u32*)&s->w[0], epoch << 1);
+      st_release((u32*)&s->w[0], tag);
     }
   }
   static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
   static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
+  static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
   // The value of a ready slot whose first word was `w` (unpacked: after a fence).
   static DS_DEV V value(const Slot* s, u64 w) {
     V v;
@@ -113,7 +133,8 @@ template <class V> struct SlotIO {
   }
 };
 
-// A pair of a 4-byte value and a flag fits one word: the flag rides in the tag.
+// A pair of a 4-byte value and a flag fits one word: the flag rides in the tag (as the
+// absorbing bit, which it is).
 template <class C> struct SlotIO4Pair {
   static constexpr bool PACKED = true;
   static DS_DEV void put(Slot* s, SegPair<C> v, u32 epoch) {
@@ -123,6 +144,7 @@ template <class C> struct SlotIO4Pair {
   }
   static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
   static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
+  static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
   static DS_DEV SegPair<C> value(const Slot*, u64 w) {
     SegPair<C> v;
     const u32 bits = (u32)(w >> 32);
@@ -184,20 +206,33 @@ template <class C> struct exact_fold<SegPair<C>> { static constexpr bool value =
 // reduce the windows' aggregates (waiting for those not yet there) and read the DEPTH windows
 // before them, as far back as needed; floats wait and read the same windows again, since
 // their left fold needs the prefix first.
+//
+// In parts, for kernels that may find the prefix another way: `tile_publish` (any one thread)
+// puts the aggregate (every tile, tile 0 too: a successor that finds no inclusive prefix yet
+// waits for the aggregates of the tiles it passes), `tile_publish_inclusive` the inclusive
+// prefix given the exclusive one (nothing where the aggregate absorbs: it serves as one), and
+// `tile_lookback` (one warp) finds the exclusive prefix and publishes the inclusive one.
+template <class V>
+DS_DEV void tile_publish(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate) {
+  SlotIO<V>::put(Status{status, tiles}.agg(tile), aggregate, epoch);
+}
 template <class V, class F>
-DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
-                     const F& f, V neutral) {
+DS_DEV void tile_publish_inclusive(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate,
+                                   V prefix, const F& f) {
+  if (!absorbing<V>::test(aggregate))
+    SlotIO<V>::put(Status{status, tiles}.inc(tile), f(prefix, aggregate), epoch);
+}
+template <class V, class F>
+DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
+                       const F& f, V neutral) {
   typedef SlotIO<V> IO;
   constexpr int DEPTH = 4;  // windows read at once (8 did worse: more reads, each poll)
   constexpr int SHORT = 8;  // up to this many aggregates to fold, one by one beats a tree
   constexpr bool WALK = exact_fold<V>::value;
   const int lane = lane_id();
   const Status st{status, tiles};
-  // Every tile publishes its aggregate (tile 0 too: a successor that finds no inclusive prefix
-  // yet waits for the aggregates of the tiles it passes).
-  if (lane == 0) IO::put(st.agg(tile), aggregate, epoch);
   if (tile == 0) {
-    if (lane == 0) IO::put(st.inc(0), f(first, aggregate), epoch);
+    if (lane == 0) tile_publish_inclusive(status, tiles, 0, epoch, aggregate, first, f);
     return first;
   }
   u32 rounds = 0, pause = 64;
@@ -212,13 +247,18 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
       wa[d] = j >= 0 ? IO::peek(st.agg(j)) : 0;
     }
     if (!IO::PACKED) fence_acq_rel();
-    // The nearest window holding a published inclusive prefix, and its lanes that hold one.
+    // The nearest window holding a published inclusive prefix (or an absorbing aggregate), and
+    // its lanes that hold one.
+    auto prefix_at = [&](int d) {
+      return IO::ready(wi[d], epoch) ||
+             (absorbing<V>::any && IO::ready(wa[d], epoch) && IO::absorbs(wa[d]));
+    };
     int near = DEPTH;
     u32 found = 0;
 #pragma unroll
     for (int d = DEPTH - 1; d >= 0; --d) {
       const long long j = top - 32 * (d + 1) + lane;
-      const u32 b = __ballot_sync(FULL, j >= 0 && IO::ready(wi[d], epoch));
+      const u32 b = __ballot_sync(FULL, j >= 0 && prefix_at(d));
       if (b) {
         near = d;
         found = b;
@@ -230,7 +270,8 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
     auto value = [&](int d) -> V {
       const long long j = top - 32 * (d + 1) + lane;
       if (j < 0 || d > near || (d == near && lane < hi)) return neutral;
-      if (d == near && lane == hi) return IO::value(st.inc(j), wi[d]);
+      if (d == near && lane == hi)
+        return IO::ready(wi[d], epoch) ? IO::value(st.inc(j), wi[d]) : IO::value(st.agg(j), wa[d]);
       return IO::ready(wa[d], epoch) ? IO::value(st.agg(j), wa[d]) : wait_slot<V>(st.agg(j), epoch);
     };
     // The aggregates found, combined in order: by the left fold from the prefix found, one by
@@ -257,7 +298,7 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
       if (found) acc = later;
     }
     if (found) {
-      if (lane == 0) IO::put(st.inc(tile), f(acc, aggregate), epoch);
+      if (lane == 0) tile_publish_inclusive(status, tiles, tile, epoch, aggregate, acc, f);
       return acc;
     }
     if (WALK && top > 32 * DEPTH) {
@@ -268,6 +309,13 @@ DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, 
       spin(rounds, pause);
     }
   }
+}
+
+template <class V, class F>
+DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
+                     const F& f, V neutral) {
+  if (lane_id() == 0) tile_publish(status, tiles, tile, epoch, aggregate);
+  return tile_lookback(status, tiles, tile, epoch, aggregate, first, f, neutral);
 }
 
 }  // namespace ds

@@ -12,9 +12,11 @@ namespace ds {
 // combination order is fixed: a Kogge-Stone tree across the warp per round, then one warp scan
 // over the R x warps chunk totals (one or two a lane, in order), then the tile prefix of the
 // deterministic look-back; so results are bitwise reproducible.
-template <int BLOCK, int R, bool WEX_SMEM = true, class V, class F>
-DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* status, u32 tiles,
-                             u32 tile, u32 epoch) {
+//
+// `tile_scan_with` is the same with the tile prefix given by `prefix(total)`, called by all
+// lanes of warp 0 with the tile's aggregate (tile_scan_rounds: the look-back's tile_prefix).
+template <int BLOCK, int R, bool WEX_SMEM, class V, class F, class P>
+DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   constexpr int NW = BLOCK / WARP;
   constexpr int CHUNKS = R * NW;
   constexpr int CPL = (CHUNKS + WARP - 1) / WARP;  // chunk totals a lane of warp 0 takes
@@ -52,8 +54,7 @@ DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* st
     V ex = shfl_up(inc, 1);
     if (lane == 0) ex = neutral;
     const V total = shfl_idx(inc, WARP - 1);
-    const V prefix = tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
-    V p = f(prefix, ex);
+    V p = f(prefix(total), ex);
 #pragma unroll
     for (int q = 0; q < CPL; ++q) {
       const int k = lane * CPL + q;
@@ -69,12 +70,20 @@ DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* st
   }
 }
 
+template <int BLOCK, int R, bool WEX_SMEM = true, class V, class F>
+DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* status, u32 tiles,
+                             u32 tile, u32 epoch) {
+  tile_scan_with<BLOCK, R, WEX_SMEM>(a, f, neutral, [&](V total) {
+    return tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
+  });
+}
+
 // Replaces each x[r][j] of the tile by its prefix over the whole sequence: exclusive
 // (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
-// must hold `neutral`. Thread items are combined in order, then as tile_scan_rounds says.
-template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
-DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
-                      u32 tile, u32 epoch) {
+// must hold `neutral`. Thread items are combined in order, then as tile_scan_rounds says
+// (`tile_scan_by`: with the tile prefix from `prefix`, as tile_scan_with).
+template <int BLOCK, int R, int VEC, bool INCL, class V, class F, class P>
+DS_DEV void tile_scan_by(V (&x)[R][VEC], const F& f, V neutral, const P& prefix) {
   V a[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -82,7 +91,7 @@ DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* stat
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[r][j]);
   }
-  tile_scan_rounds<BLOCK, R>(a, f, neutral, first, status, tiles, tile, epoch);
+  tile_scan_with<BLOCK, R, true>(a, f, neutral, prefix);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     V p = a[r];
@@ -98,6 +107,14 @@ DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* stat
       }
     }
   }
+}
+
+template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
+DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
+                      u32 tile, u32 epoch) {
+  tile_scan_by<BLOCK, R, VEC, INCL>(x, f, neutral, [&](V total) {
+    return tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
+  });
 }
 
 }  // namespace ds
