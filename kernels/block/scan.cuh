@@ -6,15 +6,14 @@
 
 namespace ds {
 
-// The tile scan over per-round thread aggregates, for kernels that fold their own items: on
-// entry a[r] is the combination of the thread's items of round r (in order), on return the
-// combination of everything before the thread's first item of round r, `first` included. The
-// combination order is fixed: a Kogge-Stone tree across the warp per round, then one warp scan
-// over the R x warps chunk totals (one or two a lane, in order), then the tile prefix of the
-// deterministic look-back; so results are bitwise reproducible.
-//
+// The tile scan over per-round thread aggregates (`tile_scan_rounds`), for kernels that fold
+// their own items: on entry a[r] is the combination of the thread's items of round r (in
+// order), on return the combination of everything before the thread's first item of round r,
+// `first` included. The combination order is fixed: a Kogge-Stone tree across the warp per
+// round, then one warp scan over the R x warps chunk totals (one or two a lane, in order), then
+// the tile prefix of the deterministic look-back; so results are bitwise reproducible.
 // `tile_scan_with` is the same with the tile prefix given by `prefix(total)`, called by all
-// lanes of warp 0 with the tile's aggregate (tile_scan_rounds: the look-back's tile_prefix).
+// lanes of warp 0 with the tile's aggregate (tile_scan_rounds passes the look-back).
 template <int BLOCK, int R, bool WEX_SMEM, class V, class F, class P>
 DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   constexpr int NW = BLOCK / WARP;

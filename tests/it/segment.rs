@@ -87,6 +87,53 @@ fn segments<X: T>() {
 }
 for_types!(segmented, segments);
 
+/// Segments of lengths around the GPU's edges (tiles of 4096 to 8192 elements; a tile reads
+/// back the 1024 elements before it for the head of its first segment), heads at a fixed
+/// spacing in three phases, so that heads fall on, just inside and just outside those edges;
+/// on views at odd offsets too (values and flags not aligned).
+fn segment_lengths<X: T>() {
+    let mut r = Rng::new("segment lengths");
+    let n = big(100_003);
+    let ops: Vec<Op> = ops::<X>()
+        .into_iter()
+        .filter(|&o| o == Op::Max || (o == Op::Add && !X::FLOAT))
+        .collect();
+    for op in ops {
+        let xs: Vec<X> = draw_vec(&mut r, n + 3, gen_for(op));
+        let s = upload(&xs);
+        for len in [1000, 1023, 1024, 1025, 2048, 4097, 8191, 8192, 8193, 70_000] {
+            for phase in [0, 1, len - 1] {
+                let f: Vec<u8> = (0..n + 3).map(|i| ((i + phase) % len == 0) as u8).collect();
+                let fs = upload(&f);
+                let what = format!("{op:?} len {len} phase {phase}");
+                let got = s.slice(..n).segmented_inclusive_scan(&fs.slice(..n), op);
+                let want = seg_incl(&xs[..n], &f[..n], op);
+                assert_same(&got.unwrap().to_vec().unwrap(), &want, &what);
+                let init = X::draw(&mut r, gen_for(op));
+                let got = s
+                    .slice(..n)
+                    .segmented_exclusive_scan(&fs.slice(..n), init, op);
+                let want = seg_excl(&xs[..n], &f[..n], init, op);
+                assert_same(
+                    &got.unwrap().to_vec().unwrap(),
+                    &want,
+                    &format!("excl {what}"),
+                );
+                let got = s
+                    .slice(1..n + 1)
+                    .segmented_inclusive_scan(&fs.slice(3..), op);
+                let want = seg_incl(&xs[1..n + 1], &f[3..], op);
+                assert_same(
+                    &got.unwrap().to_vec().unwrap(),
+                    &want,
+                    &format!("views {what}"),
+                );
+            }
+        }
+    }
+}
+for_types!(segment_edges, segment_lengths);
+
 fn heads_and_compaction<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for &n in sizes() {
