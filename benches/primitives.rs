@@ -108,6 +108,22 @@ fn main() -> Result<()> {
                 ints.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
         }
+        // Lines the peer does not have, for tuning only (`DEVSEQ_BENCH_EXTRA=1`): segmented
+        // scans of 8-byte values and segmented_reduce, heads every 1000 as above.
+        if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
+            let flags = idx.map(|i| (i % 1000u32).eq(0))?;
+            let wide = ints.cast::<i64>()?;
+            let dbl = f.cast::<f64>()?;
+            b.run("segmented_scan_add_i64", lg, 17.0, || {
+                wide.segmented_inclusive_scan(&flags, Op::Add).map(drop)
+            })?;
+            b.run("segmented_scan_add_f64", lg, 17.0, || {
+                dbl.segmented_inclusive_scan(&flags, Op::Add).map(drop)
+            })?;
+            b.run("segmented_reduce_add_i32", lg, 5.0, || {
+                ints.segmented_reduce(&flags, Op::Add).map(drop)
+            })?;
+        }
         {
             let perm = keys.argsort::<u32>()?;
             let base = DeviceSeq::filled(&dev, 0f32, n)?;
