@@ -7,7 +7,8 @@
 //! Inputs are those the peer's header describes, generated on the device with devseq itself.
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
 //! Arguments other than `--bench` are substrings that select primitives by name;
-//! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes.
+//! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
+//! lines the peer does not have (for tuning: 8-byte segmented scans, segmented_reduce).
 
 use devseq::{Device, DeviceSeq, Expr, Op, Result};
 
