@@ -48,10 +48,13 @@ template <class T> struct SegTail {
   u32x4 vals[SEG_TAIL * sizeof(T) / 16];
   u32x4 heads[SEG_TAIL / 16];
 
-  // Warp 0: start copying the elements [tb - SEG_TAIL, tb) (from 0 where tb is smaller).
+  // The first element read back for a tile starting at tb.
+  static DS_DEV u64 start(u64 tb) { return tb > SEG_TAIL ? tb - SEG_TAIL : 0; }
+
+  // Warp 0: start copying the elements [start(tb), tb).
   template <bool ALIGNED>
   DS_DEV void stage(const T* __restrict__ in, const u8* __restrict__ flags, u64 tb) {
-    const u64 ws = tb > SEG_TAIL ? tb - SEG_TAIL : 0;
+    const u64 ws = start(tb);
     stage_rounds<WARP, SEG_TAIL / (WARP * VEC), VEC, ALIGNED>(in, tb, ws, (T*)vals, T{});
     if (((u64)flags & 15) == 0)
       stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, true>(flags, tb, ws, (u8*)heads, (u8)0);
@@ -65,7 +68,7 @@ template <class T> struct SegTail {
     typedef typename F::V V;
     stage_wait();
     __syncwarp();
-    const u64 ws = tb > SEG_TAIL ? tb - SEG_TAIL : 0;
+    const u64 ws = start(tb);
     const u8* fl = (const u8*)heads;
     V acc = F::neutral();
 #pragma unroll
