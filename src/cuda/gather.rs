@@ -79,7 +79,7 @@ fn launch(
         .all(|&(p, size)| p.aligned((v as usize * size).min(16)));
     let k = gpu.jit.get(&instance(kernel, ty, idx_ty, aligned))?;
     let sh = tuning::gather();
-    let tiles = (n as u64).div_ceil((sh.block * v * sh.rounds) as u64);
+    let tiles = sh.tiles(n, v);
     let grid = if tuning::gather_tiles() {
         tiles.clamp(1, i32::MAX as u64)
     } else {

@@ -149,7 +149,7 @@ pub(crate) fn generator_instance(kernel: &str, ty: ScalarType) -> Instance {
 fn launch_tiles(gpu: &Gpu, inst: &Instance, vec: u32, n: usize, args: Args) -> Result<()> {
     let kernel = gpu.jit.get(inst)?;
     let sh = tuning::map();
-    let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
+    let tiles = sh.tiles(n, vec);
     // A block a tile (the kernels stride only past the largest grid).
     let grid = tiles.clamp(1, i32::MAX as u64);
     gpu.launch(&kernel, grid, sh.block, args)

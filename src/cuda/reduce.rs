@@ -62,7 +62,7 @@ pub(crate) fn reduce_into(
     let vec = tuning::vec(ty.size());
     let aligned = src.aligned(16);
     let kernel = gpu.jit.get(&instance(ty, op, load, aligned))?;
-    let tiles = (n as u64).div_ceil((sh.block * vec * sh.rounds) as u64);
+    let tiles = sh.tiles(n, vec);
     let grid = gpu.wave(&kernel, sh.block, tiles)?;
     // One partial result per block (8 bytes each, the widest accumulator): in the stream's
     // buffer where the wave fits it.

@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 /// Tiles of a single-pass kernel of shape `sh` over `n` elements of size `size`.
 pub(crate) fn tiles(n: usize, size: usize, sh: tuning::Shape) -> u64 {
-    let per = (sh.block * sh.rounds * tuning::vec(size)) as u64;
-    (n as u64).div_ceil(per)
+    sh.tiles(n, tuning::vec(size))
 }
 
 /// Whether every pointer (with its element size) allows the whole-vector accesses of a
@@ -85,7 +84,7 @@ pub(crate) fn scan(
     let kernel = gpu.jit.get(&instance(ty, op, aligned, exclusive))?;
     let sh = tuning::scan(size);
     // The tile waits in shared memory.
-    let smem = sh.block * sh.rounds * tuning::vec(size) * size as u32;
+    let smem = sh.tile(tuning::vec(size)) * size as u32;
     launch_single_pass(gpu, &kernel, tiles(n, size, sh), sh.block, smem, || {
         Args::new().ptr(src).ptr(out.ptr()).u64(n as u64).u64(init)
     })?;

@@ -32,6 +32,18 @@ pub(crate) struct Shape {
     pub rounds: u32,
 }
 
+impl Shape {
+    /// Elements a tile of this shape holds, `vec` to an access.
+    pub(crate) fn tile(self, vec: u32) -> u32 {
+        self.block * self.rounds * vec
+    }
+
+    /// Tiles that cover `n` elements, `vec` to an access.
+    pub(crate) fn tiles(self, n: usize, vec: u32) -> u64 {
+        (n as u64).div_ceil(self.tile(vec) as u64)
+    }
+}
+
 /// Elements a thread takes in one 16-byte access (`size` the widest element involved).
 pub(crate) fn vec(size: usize) -> u32 {
     (16 / size.clamp(1, 16)) as u32
