@@ -86,12 +86,20 @@ struct Status {
   DS_DEV Slot* inc(long long j) const { return s + tiles + j; }
 };
 
+// A slot's first word, as readers see it: ready when its tag holds this launch's epoch, and
+// whether the value absorbs (the tag's low bit).
+struct SlotTag {
+  static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
+  static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
+  static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
+};
+
 // How a value is written to and read from a slot. Values of up to 4 bytes share one 64-bit
 // word with the tag (PACKED: one access); larger ones are written before the tag (release)
 // and read after it, with a fence between. The tag is epoch * 2 + whether the value absorbs.
 // Readers `peek` at the first word of several slots at once, then take the values of the
 // ready ones.
-template <class V> struct SlotIO {
+template <class V> struct SlotIO : SlotTag {
   static constexpr bool PACKED = sizeof(V) <= 4;
   static DS_DEV void put(Slot* s, V v, u32 epoch) {
     const u32 tag = (epoch << 1) | (absorbing<V>::test(v) ? 1u : 0u);
@@ -112,9 +120,6 @@ template <class V> struct SlotIO {
       st_release((u32*)&s->w[0], tag);
     }
   }
-  static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
-  static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
-  static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
   // The value of a ready slot whose first word was `w` (unpacked: after a fence).
   static DS_DEV V value(const Slot* s, u64 w) {
     V v;
@@ -135,16 +140,13 @@ template <class V> struct SlotIO {
 
 // A pair of a 4-byte value and a flag fits one word: the flag rides in the tag (as the
 // absorbing bit, which it is).
-template <class C> struct SlotIO4Pair {
+template <class C> struct SlotIO4Pair : SlotTag {
   static constexpr bool PACKED = true;
   static DS_DEV void put(Slot* s, SegPair<C> v, u32 epoch) {
     u32 bits;
     memcpy(&bits, &v.v, 4);
     st_relaxed(&s->w[0], (u64)((epoch << 1) | (v.f ? 1u : 0u)) | ((u64)bits << 32));
   }
-  static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
-  static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
-  static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
   static DS_DEV SegPair<C> value(const Slot*, u64 w) {
     SegPair<C> v;
     const u32 bits = (u32)(w >> 32);
