@@ -1,10 +1,11 @@
 //! The GPU benchmark: each primitive timed with CUDA events (median of 15 runs after a
-//! warm-up), printed in the format of ../shared/anchors/cub_bench.cu so that
-//! `bash .gpu/run.sh compare` joins both into a ratio table:
+//! warm-up), printed in the format of the CUB/Thrust peer benchmark that it is compared with,
+//! line for line (docs/performance.md):
 //!
 //!     NAME n=2^K  MS ms  GELEM Gelem/s  GBPS GB/s
 //!
-//! Inputs are those the peer's header describes, generated on the device with devseq itself.
+//! Inputs are those the peer describes, generated on the device with devseq itself. Lines of
+//! fused pipelines are written with the public API only: the lazy sequences fuse them.
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
 //! Arguments other than `--bench` are substrings that select primitives by name;
 //! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
@@ -81,13 +82,19 @@ fn main() -> Result<()> {
     };
     for lg in lgs {
         let n = 1usize << lg;
-        let idx = DeviceSeq::<u32>::sequence(&dev, n)?;
-        let keys = idx.map(hash)?;
-        let f = keys.map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?;
-        let ints = keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?;
+        // Inputs are stored, as the peer's are (a lazy input would be computed inside each
+        // timed primitive instead of read).
+        let idx = DeviceSeq::<u32>::sequence(&dev, n)?.copy()?;
+        let keys = idx.map(hash)?.copy()?;
+        let f = keys
+            .map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?
+            .copy()?;
+        let ints = keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?.copy()?;
 
         b.run("copy_f32", lg, 8.0, || f.copy().map(drop))?;
-        b.run("map_f32", lg, 8.0, || f.map(|x| x * 2.0 + 1.0).map(drop))?;
+        b.run("map_f32", lg, 8.0, || {
+            f.map(|x| x * 2.0 + 1.0)?.copy().map(drop)
+        })?;
         b.run("reduce_add_f32", lg, 4.0, || {
             f.reduce_to_seq(Op::Add).map(drop)
         })?;
@@ -104,7 +111,7 @@ fn main() -> Result<()> {
             f.exclusive_scan(0.0, Op::Add).map(drop)
         })?;
         {
-            let flags = idx.map(|i| (i % 1000u32).eq(0))?;
+            let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
             b.run("segmented_scan_add_i32", lg, 8.0, || {
                 ints.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
@@ -112,9 +119,9 @@ fn main() -> Result<()> {
         // Lines the peer does not have, for tuning only (`DEVSEQ_BENCH_EXTRA=1`): segmented
         // scans of 8-byte values and segmented_reduce, heads every 1000 as above.
         if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
-            let flags = idx.map(|i| (i % 1000u32).eq(0))?;
-            let wide = ints.cast::<i64>()?;
-            let dbl = f.cast::<f64>()?;
+            let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
+            let wide = ints.cast::<i64>()?.copy()?;
+            let dbl = f.cast::<f64>()?.copy()?;
             b.run("segmented_scan_add_i64", lg, 17.0, || {
                 wide.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
@@ -127,7 +134,7 @@ fn main() -> Result<()> {
         }
         {
             let perm = keys.argsort::<u32>()?;
-            let base = DeviceSeq::filled(&dev, 0f32, n)?;
+            let base = DeviceSeq::filled(&dev, 0f32, n)?.copy()?;
             b.run("gather_f32", lg, 12.0, || f.gather(&perm).map(drop))?;
             b.run("scatter_f32", lg, 12.0, || {
                 f.scatter(&perm, &base).map(drop)
@@ -140,25 +147,35 @@ fn main() -> Result<()> {
         })?;
         {
             let m = (n / 16) as u32;
-            let bins = keys.map(move |k| k % m)?;
-            let zeros = DeviceSeq::filled(&dev, 0f32, n / 16)?;
+            let bins = keys.map(move |k| k % m)?.copy()?;
+            let zeros = DeviceSeq::filled(&dev, 0f32, n / 16)?.copy()?;
             b.run("scatter_combine_add_f32", lg, 12.0, || {
                 f.scatter_combine(&bins, &zeros, Op::Add).map(drop)
             })?;
         }
         {
-            let h = keys.map(|k| k & 255u32)?;
+            let h = keys.map(|k| k & 255u32)?.copy()?;
             b.run("histogram_256_u32", lg, 4.0, || {
                 h.histogram(256, 0, 256).map(drop)
             })?;
         }
         {
-            let a = idx.map(|i| i / 3u32)?;
+            let a = idx.map(|i| i / 3u32)?.copy()?;
             b.run("find_repeats_u32", lg, 4.0, || {
                 let eq = a.slice(..n - 1).zip_map(&a.slice(1..), |x, y| x.eq(y))?;
                 eq.nonzero_indices::<u32>().map(drop)
             })?;
         }
+        // Fused pipelines: the peer passes CUB a transform iterator or functor.
+        b.run("transform_reduce_f32", lg, 4.0, || {
+            f.map(|x| x * x)?.reduce_to_seq(Op::Add).map(drop)
+        })?;
+        b.run("transform_scan_u32", lg, 8.0, || {
+            keys.map(|k| k & 255u32)?.inclusive_scan(Op::Add).map(drop)
+        })?;
+        b.run("copy_if_f32", lg, 6.0, || {
+            f.compact(&f.map(|x| x.lt(0.5))?).map(drop)
+        })?;
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! A small pipeline: generate, map, reduce and scan; prints the device it ran on and the cost
-//! of compiling a kernel (first map) against running a cached one, and checks its results
-//! against plain loops (exits non-zero if they differ).
+//! of compiling a kernel (the first evaluation of a map) against running a cached one, and
+//! checks its results against plain loops (exits non-zero if they differ). `sequence` and
+//! `map` are lazy: `copy()` evaluates them, and the reductions below evaluate them again inside
+//! their own kernels.
 //!
 //!     cargo run --release --example quickstart
 
@@ -14,9 +16,10 @@ fn main() -> devseq::Result<()> {
     let n = 1 << 20;
     let xs = DeviceSeq::<f32>::sequence(&dev, n)?;
 
-    // The first map compiles its kernel (or loads it from the disk cache); later ones reuse it.
+    // The first map evaluated compiles its kernel (or loads it from the disk cache); later
+    // ones reuse it.
     let t = Instant::now();
-    let ys = xs.map(|x| (x * 0.5).floor() * 2.0 + 1.0)?;
+    let ys = xs.map(|x| (x * 0.5).floor() * 2.0 + 1.0)?.copy()?;
     dev.synchronize()?;
     let first = t.elapsed();
     let small = DeviceSeq::<f32>::sequence(&dev, 1 << 10)?;
@@ -24,7 +27,7 @@ fn main() -> devseq::Result<()> {
     let t = Instant::now();
     let reps = 1000;
     for _ in 0..reps {
-        small.map(|x| (x * 0.5).floor() * 2.0 + 1.0)?;
+        small.map(|x| (x * 0.5).floor() * 2.0 + 1.0)?.copy()?;
     }
     dev.synchronize()?;
     let cached = t.elapsed() / reps;

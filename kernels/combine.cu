@@ -3,9 +3,9 @@
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
 // for the slots no index names). Where the sort noted an index out of range (*err nonzero)
 // nothing is written: the host reports the error once this kernel is queued (one wait, not
-// two).
+// two). The sorted pairs are the sort's own buffers; the base is a source, read at the slots.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 #include "block/scan.cuh"
 #include "segment.cu"
 
@@ -37,24 +37,25 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
 
 }  // namespace ds
 
-template <class T, class I, class Op, int BLOCK, int R, int MINB, bool ALIGNED>
+template <class B, class I, class Op, int BLOCK, int R, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_combine_runs(const I* __restrict__ keys, const T* __restrict__ vals,
-                    const T* __restrict__ bases, T* __restrict__ out, u64 n, const u64* err,
-                    u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+    ds_combine_runs(const B bases, const CombineParams p) {
   using namespace ds;
+  typedef typename B::T T;
   typedef compute_t<T> C;
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
   const F f{};
-  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u64 n = p.n;
+  const I* __restrict__ keys = (const I*)p.keys;
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
-  const bool bad = *err != 0;
+  const bool bad = *(const u64*)p.err != 0;
   T raw[R][VEC];
   I key[R][VEC];
-  load_rounds<BLOCK, R, VEC, ALIGNED>(vals, n, tb, raw, T{});
-  load_rounds<BLOCK, R, VEC, ALIGNED>(keys, n, tb, key, (I)0);
+  load_rounds<BLOCK, R, VEC, true>((const T*)p.vals, n, tb, raw, T{});
+  load_rounds<BLOCK, R, VEC, true>(keys, n, tb, key, (I)0);
   // A run starts where the index differs from the one before and ends where the next differs.
   C v[R][VEC];
   u32 heads = 0, lasts = 0;
@@ -71,7 +72,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
         lasts |= item_bit<R, VEC>(r, j);
     }
   V a[R];
-  seg_prefix<BLOCK, R, VEC>(v, heads, a, f, status, tiles, tile, epoch);
+  seg_prefix<BLOCK, R, VEC>(v, heads, a, f, (Slot*)p.status, p.tiles, tile, p.epoch);
   // Each run's combination, in place; then the last element of each run writes
   // out[slot] = run op bases[slot]. Its slot is read again (keeping the tile's indices in
   // registers through the scan spilled), all of the thread's at once, then the base values,
@@ -98,10 +99,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      if (writes(r, j)) v[r][j] = Op::template apply<C>(v[r][j], to_c<T>(bases[slot[r][j]]));
+      if (writes(r, j)) v[r][j] = Op::template apply<C>(v[r][j], to_c<T>(bases.at(slot[r][j])));
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      if (writes(r, j)) out[slot[r][j]] = from_c<T>(v[r][j]);
+      if (writes(r, j)) ((T*)p.out)[slot[r][j]] = from_c<T>(v[r][j]);
 }

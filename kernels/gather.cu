@@ -1,19 +1,23 @@
 // Gather and scatter with bounds checks: an index outside the target records its position in
 // `err` (note_bad_index: the smallest such position wins); the host checks `err` when the
-// call completes and then discards the output.
+// call completes and then discards the output. Every input is a source: a gather's source is
+// read at the indices (`at`), so a lazy one is evaluated only where it is gathered.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 
 // out[i] = src[idx[i]]
-template <class T, class I, int BLOCK, int VEC, int R, bool ALIGNED>
+template <class S, class I, int BLOCK, int VEC, int R>
 __global__ void __launch_bounds__(BLOCK)
-    ds_gather(const T* __restrict__ src, u64 len, const I* __restrict__ idx, T* __restrict__ out,
-              u64 n, u64* err, u32* flag) {
+    ds_gather(const S src, const I idx, const GatherParams p) {
   using namespace ds;
+  typedef typename S::T T;
+  typedef typename I::T X;
+  constexpr bool BLOCKED = src_blocked<I, VEC>::value;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
+  const u64 n = p.n, len = p.len;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
-    I ix[R][VEC];
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
+    X ix[R][VEC];
+    src_elementwise<BLOCK, R, VEC>(idx, n, tb, ix, (X)0);
     T y[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -21,39 +25,55 @@ __global__ void __launch_bounds__(BLOCK)
       for (int j = 0; j < VEC; ++j) {
         const u64 k = (u64)ix[r][j];
         if (k < len) {
-          y[r][j] = src[k];
+          y[r][j] = src.at(k);
         } else {
           y[r][j] = T{};
-          const u64 i = elementwise_index<BLOCK, VEC, ALIGNED>(tb, r, j);
-          if (i < n) note_bad_index(err, flag, i);
+          const u64 i = elementwise_index<BLOCK, VEC, BLOCKED>(tb, r, j);
+          if (i < n) note_bad_index((u64*)p.err, (u32*)p.flag, i);
         }
       }
-    store_elementwise<BLOCK, R, VEC, ALIGNED>(out, n, tb, y);
+    store_elementwise<BLOCK, R, VEC, BLOCKED>((T*)p.out, n, tb, y);
   }
 }
 
 // out[idx[i]] = vals[i] (out already holds the base). With err null (after the partition of
-// scatter, whose sort checked the indices) a bad index is only skipped.
-template <class T, class I, int BLOCK, int VEC, int R, bool ALIGNED>
+// scatter, whose sort checked the indices) a bad index is only skipped. The values and the
+// indices are read in the same layout (both blocked only where both allow it).
+template <class V, class I, int BLOCK, int VEC, int R>
 __global__ void __launch_bounds__(BLOCK)
-    ds_scatter(const T* __restrict__ vals, const I* __restrict__ idx, T* __restrict__ out, u64 len,
-               u64 n, u64* err, u32* flag) {
+    ds_scatter(const V vals, const I idx, const ScatterParams p) {
   using namespace ds;
+  typedef typename V::T T;
+  typedef typename I::T X;
+  constexpr bool BLOCKED = src_blocked<I, VEC>::value && src_blocked<V, VEC>::value;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
+  const u64 n = p.n, len = p.len;
+  T* __restrict__ out = (T*)p.out;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
-    I ix[R][VEC];
+    X ix[R][VEC];
     T v[R][VEC];
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(idx, n, tb, ix, (I)0);
-    load_elementwise<BLOCK, R, VEC, ALIGNED>(vals, n, tb, v, T{});
+    if constexpr (BLOCKED) {
+      src_rounds<BLOCK, R, VEC>(idx, n, tb, ix, (X)0);
+      src_rounds<BLOCK, R, VEC>(vals, n, tb, v, T{});
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+          const u64 i = elementwise_index<BLOCK, VEC, false>(tb, r, j);
+          ix[r][j] = i < n ? idx.at(i) : (X)0;
+          v[r][j] = i < n ? vals.at(i) : T{};
+        }
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
-        const u64 i = elementwise_index<BLOCK, VEC, ALIGNED>(tb, r, j);
+        const u64 i = elementwise_index<BLOCK, VEC, BLOCKED>(tb, r, j);
         if (i >= n) continue;
         const u64 k = (u64)ix[r][j];
         if (k < len) out[k] = v[r][j];
-        else if (err) note_bad_index(err, flag, i);
+        else if (p.err) note_bad_index((u64*)p.err, (u32*)p.flag, i);
       }
   }
 }
@@ -62,13 +82,12 @@ __global__ void __launch_bounds__(BLOCK)
 // reads 32 neighbouring indices and counts into *far whether they span more than `span`
 // elements. Needs n >= 32; one warp a window.
 template <class I, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    ds_index_spread(const I* __restrict__ idx, u64 n, u32 windows, u64 span, u64* far) {
+__global__ void __launch_bounds__(BLOCK) ds_index_spread(const I idx, const SpreadParams p) {
   using namespace ds;
   const u32 w = (blockIdx.x * BLOCK + threadIdx.x) / WARP;
-  if (w >= windows) return;  // whole warps leave together
-  const u64 start = windows > 1 ? (n - WARP) * w / (windows - 1) : 0;
-  const u64 k = (u64)idx[start + lane_id()];
+  if (w >= p.windows) return;  // whole warps leave together
+  const u64 start = p.windows > 1 ? (p.n - WARP) * w / (p.windows - 1) : 0;
+  const u64 k = (u64)idx.at(start + lane_id());
   u64 lo = k, hi = k;
 #pragma unroll
   for (int d = WARP / 2; d > 0; d /= 2) {
@@ -76,5 +95,5 @@ __global__ void __launch_bounds__(BLOCK)
     lo = a < lo ? a : lo;
     hi = b > hi ? b : hi;
   }
-  if (lane_id() == 0 && hi - lo > span) atomicAdd(far, 1ull);
+  if (lane_id() == 0 && hi - lo > p.span) atomicAdd((u64*)p.far, 1ull);
 }

@@ -4,7 +4,7 @@
 // floor((x - lo) / (hi - lo) * bins) in f32 (f64 for f64), each operation rounded, clamped to
 // bins - 1. Values outside [lo, hi) and NaN are not counted.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 
 namespace ds {
 
@@ -51,20 +51,22 @@ template <class T, bool WIDE> DS_DEV u64 bin_of(T x, u64 bins, u64 lo_bits, u64 
 
 }  // namespace ds
 
-// SMEM: bins fit the block's shared counters (at most SMEM_BINS).
-template <class T, bool WIDE, bool SMEM, int BLOCK, int VEC>
-__global__ void __launch_bounds__(BLOCK)
-    ds_histogram(const T* __restrict__ in, u64 n, u64* counts, u64 bins, u64 lo_bits, u64 hi_bits,
-                 bool aligned) {
+// SMEM: bins fit the block's shared counters (at most SMEM_BINS). The values are a source.
+template <class S, bool WIDE, bool SMEM, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) ds_histogram(const S s, const HistogramParams p) {
   using namespace ds;
+  typedef typename S::T T;
+  constexpr int VEC = 16 / sizeof(T);
   constexpr int SMEM_BINS = 8192;
+  const u64 n = p.n, bins = p.bins;
+  u64* counts = (u64*)p.counts;
   __shared__ u32 s_count[SMEM ? SMEM_BINS : 1];
   if (SMEM) {
     for (u32 b = threadIdx.x; b < bins; b += BLOCK) s_count[b] = 0;
     __syncthreads();
   }
   auto count = [&](T x) {
-    const u64 b = bin_of<T, WIDE>(x, bins, lo_bits, hi_bits);
+    const u64 b = bin_of<T, WIDE>(x, bins, p.lo, p.hi);
     if (b < bins) {
       if (SMEM) atomicAdd(&s_count[b], 1u);
       else atomicAdd(&counts[b], 1ull);
@@ -73,14 +75,14 @@ __global__ void __launch_bounds__(BLOCK)
   constexpr u64 TILE = (u64)BLOCK * VEC;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     const u64 i = tb + (u64)threadIdx.x * VEC;
-    if (aligned && i + VEC <= n) {
+    if (i + VEC <= n) {
       T x[VEC];
-      load_vec<T, VEC>(in + i, x);
+      s.template vec<VEC>(i, x);
 #pragma unroll
       for (int j = 0; j < VEC; ++j) count(x[j]);
     } else {
       for (int j = 0; j < VEC; ++j)
-        if (i + j < n) count(in[i + j]);
+        if (i + j < n) count(s.at(i + j));
     }
   }
   if (SMEM) {

@@ -79,13 +79,23 @@ template <class C> DS_DEV u64 to_bits(C x) {
 }
 
 // ---- f16 / bf16 conversions (round to nearest-even) ---------------------------------------
+// NaNs convert as the host's `half` crate converts them (and x86's F16C): the sign and the top
+// mantissa bits kept, the quiet bit set; the hardware's cvt would give its one canonical NaN.
 DS_DEV f32 f16_to_f32(f16 h) {
+  const u32 b = h.bits;
+  if ((b & 0x7c00u) == 0x7c00u && (b & 0x3ffu) != 0)
+    return f32_from_bits(((b & 0x8000u) << 16) | 0x7fc00000u | ((b & 0x3ffu) << 13));
   f32 r;
   asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h.bits));
   return r;
 }
 DS_DEV f16 f32_to_f16(f32 x) {
+  const u32 b = f32_bits(x);
   f16 h;
+  if ((b & 0x7fffffffu) > 0x7f800000u) {
+    h.bits = (u16)(((b >> 16) & 0x8000u) | 0x7e00u | ((b & 0x7fffffu) >> 13));
+    return h;
+  }
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
   return h;
 }
@@ -123,6 +133,23 @@ template <class T> DS_DEV compute_t<T> to_c(T x) { return num<T>::load(x); }
 template <class T> DS_DEV T from_c(compute_t<T> x) { return num<T>::store(x); }
 DS_DEV f32 round_f16(f32 x) { return f16_to_f32(f32_to_f16(x)); }
 DS_DEV f32 round_bf16(f32 x) { return bf16_to_f32(f32_to_bf16(x)); }
+
+// The one NaN that a computed float value becomes (what Rust's f32::NAN and f64::NAN are), so
+// that a value's bits do not depend on how the compiler arranged the arithmetic that made it
+// (the sign of a NaN result is not specified, and differs between two instruction selections).
+// Written in PTX: a compiler may take `x != x ? nan : x` for `x`.
+DS_DEV f32 canon(f32 x) {
+  f32 r;
+  asm("{ .reg .pred p; setp.nan.f32 p, %1, %1; selp.f32 %0, 0f7FC00000, %1, p; }" : "=f"(r) : "f"(x));
+  return r;
+}
+DS_DEV f64 canon(f64 x) {
+  f64 r;
+  asm("{ .reg .pred p; setp.nan.f64 p, %1, %1; selp.f64 %0, 0d7FF8000000000000, %1, p; }"
+      : "=d"(r) : "d"(x));
+  return r;
+}
+template <class C> DS_DEV C canon(C x) { return x; }
 
 template <class T> DS_DEV bool is_nan(T x) {
   if constexpr (traits<T>::is_float) return x != x;

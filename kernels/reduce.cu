@@ -3,56 +3,42 @@
 // the block results in block order. The grid depends only on n and the device, so float
 // results are the same on every run.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 #include "block/reduce.cuh"
 
-namespace ds {
-// How a stored element becomes an accumulator value.
-// A is the accumulator, Out what the result is stored as.
-template <class T> struct LoadValue {
-  typedef compute_t<T> A;
-  typedef T Out;
-  static DS_DEV A get(T x) { return to_c<T>(x); }
-  static DS_DEV Out put(A a) { return from_c<T>(a); }
-};
-// 1 for a nonzero element (counting heads of segments).
-template <class T> struct LoadNonzero {
-  typedef u64 A;
-  typedef u64 Out;
-  static DS_DEV A get(T x) { return to_bits<T>(x) != 0 ? 1 : 0; }
-  static DS_DEV Out put(A a) { return a; }
-};
-}  // namespace ds
-
-template <class T, class Op, class L, int BLOCK, int VEC, int R, bool ALIGNED>
-__global__ void __launch_bounds__(BLOCK)
-    ds_reduce(const T* __restrict__ in, u64 n, typename L::A* partial, u32* done,
-              typename L::Out* result) {
+// MINB blocks fit a multiprocessor (launch bounds), and the host launches the multiprocessors
+// times MINB: the grid, and so the float result, does not depend on the source's expression.
+template <class S, class Op, int BLOCK, int VEC, int R, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB) ds_reduce(const S s, const ReduceParams p) {
   using namespace ds;
-  typedef typename L::A A;
+  typedef typename S::T T;
+  typedef compute_t<T> A;
   typedef Combine<Op, A> F;
   const F f{};
+  const u64 n = p.n;
+  A* partial = (A*)p.partial;
+  u32* done = (u32*)p.done;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
   // One accumulator per vector lane: independent chains, combined in a fixed order at the end.
   A part[VEC];
 #pragma unroll
   for (int j = 0; j < VEC; ++j) part[j] = F::neutral();
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
-    if (ALIGNED && tb + TILE <= n) {
+    if (tb + TILE <= n) {
       T x[R][VEC];
 #pragma unroll
-      for (int r = 0; r < R; ++r) load_vec<T, VEC>(in + tb + ((u64)r * BLOCK + threadIdx.x) * VEC, x[r]);
+      for (int r = 0; r < R; ++r) s.template vec<VEC>(tb + ((u64)r * BLOCK + threadIdx.x) * VEC, x[r]);
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) part[j] = f(part[j], L::get(x[r][j]));
+        for (int j = 0; j < VEC; ++j) part[j] = f(part[j], to_c<T>(x[r][j]));
     } else {
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
           const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-          if (i < n) part[j] = f(part[j], L::get(in[i]));
+          if (i < n) part[j] = f(part[j], to_c<T>(s.at(i)));
         }
     }
   }
@@ -61,7 +47,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (int j = 1; j < VEC; ++j) acc = f(acc, part[j]);
   acc = block_reduce<BLOCK>(acc, f, F::neutral());
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *result = L::put(acc);
+    if (threadIdx.x == 0) *(T*)p.result = from_c<T>(acc);
     return;
   }
   __shared__ bool s_last;
@@ -77,7 +63,7 @@ __global__ void __launch_bounds__(BLOCK)
   for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK) a = f(a, ((const volatile A*)partial)[i]);
   a = block_reduce<BLOCK>(a, f, F::neutral());
   if (threadIdx.x == 0) {
-    *result = L::put(a);
+    *(T*)p.result = from_c<T>(a);
     *done = 0;
   }
 }

@@ -1,14 +1,13 @@
 // Inclusive and exclusive scans: single pass, each element read and written once, with the
 // deterministic look-back of block/lookback.cuh.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 #include "block/scan.cuh"
 
-template <class T, class Op, int BLOCK, int R, int MINB, bool ALIGNED, bool EXCL>
-__global__ void __launch_bounds__(BLOCK, MINB)
-    ds_scan(const T* __restrict__ in, T* __restrict__ out, u64 n, u64 init_bits, u32* counter,
-            u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+template <class S, class Op, int BLOCK, int R, int MINB, bool EXCL>
+__global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanParams p) {
   using namespace ds;
+  typedef typename S::T T;
   typedef compute_t<T> C;
   typedef Combine<Op, C> F;
   constexpr int VEC = 16 / sizeof(T);
@@ -16,9 +15,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   extern __shared__ u32x4 ds_scan_tile[];  // TILE elements (the launch gives the bytes)
   T* s_tile = (T*)ds_scan_tile;
   const F f{};
-  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u64 n = p.n;
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * TILE;
-  stage_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, s_tile, T{});
+  src_stage<BLOCK, R, VEC>(s, n, tb, s_tile, T{});
   stage_wait();
   // The thread's items of round r, the operator's neutral past the end.
   const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
@@ -38,24 +38,26 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[j]);
   }
-  const C first = EXCL ? from_bits<C>(init_bits) : F::neutral();
-  tile_scan_rounds<BLOCK, R, false>(a, f, F::neutral(), first, status, tiles, tile, epoch);
+  const C first = EXCL ? from_bits<C>(p.init) : F::neutral();
+  tile_scan_rounds<BLOCK, R, false>(a, f, F::neutral(), first, (Slot*)p.status, p.tiles, tile,
+                                    p.epoch);
+  T* __restrict__ out = (T*)p.out;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C x[VEC];
     items(r, x);
     T v[VEC];
-    C p = a[r];
+    C q = a[r];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       if (EXCL) {
-        v[j] = from_c<T>(p);
-        p = f(p, x[j]);
+        v[j] = from_c<T>(q);
+        q = f(q, x[j]);
       } else {
-        p = f(p, x[j]);
-        v[j] = from_c<T>(p);
+        q = f(q, x[j]);
+        v[j] = from_c<T>(q);
       }
     }
-    store_round<BLOCK, VEC, ALIGNED>(out, n, tb, r, v);
+    store_round<BLOCK, VEC, true>(out, n, tb, r, v);
   }
 }

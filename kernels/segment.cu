@@ -1,7 +1,7 @@
 // Segments given by head flags: segmented scans (a single-pass scan of (value, flag) pairs with
 // the flag-carrying operator), reduction per segment, and head flags of a sequence.
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 #include "block/scan.cuh"
 
 namespace ds {
@@ -51,15 +51,20 @@ template <class T> struct SegTail {
   // The first element read back for a tile starting at tb.
   static DS_DEV u64 start(u64 tb) { return tb > SEG_TAIL ? tb - SEG_TAIL : 0; }
 
-  // Warp 0: start copying the elements [start(tb), tb).
-  template <bool ALIGNED>
-  DS_DEV void stage(const T* __restrict__ in, const u8* __restrict__ flags, u64 tb) {
+  // Warp 0: start copying the elements [start(tb), tb) of the values and flags (sources).
+  template <class S, class Fl> DS_DEV void stage(const S& s, const Fl& fl, u64 tb) {
     const u64 ws = start(tb);
-    stage_rounds<WARP, SEG_TAIL / (WARP * VEC), VEC, ALIGNED>(in, tb, ws, (T*)vals, T{});
-    if (((u64)flags & 15) == 0)
-      stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, true>(flags, tb, ws, (u8*)heads, (u8)0);
-    else
-      stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, false>(flags, tb, ws, (u8*)heads, (u8)0);
+    src_stage<WARP, SEG_TAIL / (WARP * VEC), VEC>(s, tb, ws, (T*)vals, T{});
+    u8* h = (u8*)heads;
+    if constexpr (Fl::PLAIN) {
+      if (((u64)fl.p & 15) == 0)
+        stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, true>(fl.p, tb, ws, h, (u8)0);
+      else
+        stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, false>(fl.p, tb, ws, h, (u8)0);
+    } else {
+      // Computed one at a time: the flags' columns are aligned for the tile's vectors only.
+      for (int e = lane_id(); e < SEG_TAIL; e += WARP) h[e] = ws + e < tb ? fl.at(ws + e) : (u8)0;
+    }
   }
 
   // Warp 0, after `stage`: the fold of the copied elements in order, by rounds of the warp
@@ -119,25 +124,28 @@ template <class Op, class C, class K> struct SegCountCombine {
 
 // Segmented inclusive (EXCL = false) or exclusive scan; element 0 always starts a segment.
 // The exclusive form gives `init` at each head and init op (the segment's elements before
-// this one) elsewhere. `out` must not overlap `in` (a block reads before its tile: SegTail).
-template <class T, class Op, int BLOCK, int R, int MINB, bool ALIGNED, bool EXCL>
+// this one) elsewhere. `out` must not overlap the values (a block reads before its tile:
+// SegTail).
+template <class S, class Fl, class Op, int BLOCK, int R, int MINB, bool EXCL>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_segscan(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
-               u64 init_bits, u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+    ds_segscan(const S s, const Fl flags, const SegScanParams p) {
   using namespace ds;
+  typedef typename S::T T;
   typedef compute_t<T> C;
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
   const F f{};
-  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u64 n = p.n;
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
+  Slot* status = (Slot*)p.status;
   __shared__ SegTail<T> s_tail;
-  if (warp_id() == 0) s_tail.template stage<ALIGNED>(in, flags, tb);
+  if (warp_id() == 0) s_tail.stage(s, flags, tb);
   T raw[R][VEC];
   u8 fl[R][VEC];
-  load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, raw, T{});
-  load_rounds<BLOCK, R, VEC, ALIGNED>(flags, n, tb, fl, (u8)0);
+  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
+  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
   V x[R][VEC];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -155,14 +163,14 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   tile_scan_by<BLOCK, R, VEC, !EXCL>(x, f, F::neutral(), [&](V total) {
     const V tail = s_tail.fold(tb, f);
     if (!tail.f)
-      return tile_prefix(status, tiles, tile, epoch, total, F::neutral(), f, F::neutral());
+      return tile_prefix(status, p.tiles, tile, p.epoch, total, F::neutral(), f, F::neutral());
     if (lane_id() == 0) {
-      tile_publish(status, tiles, tile, epoch, total);
-      tile_publish_inclusive(status, tiles, tile, epoch, total, tail, f);
+      tile_publish(status, p.tiles, tile, p.epoch, total);
+      tile_publish_inclusive(status, p.tiles, tile, p.epoch, total, tail, f);
     }
     return tail;
   });
-  const C init = from_bits<C>(init_bits);
+  const C init = from_bits<C>(p.init);
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -171,26 +179,27 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       if (EXCL) v = fl[r][j] ? init : Op::template apply<C>(init, v);
       raw[r][j] = from_c<T>(v);
     }
-  store_rounds<BLOCK, R, VEC, ALIGNED>(out, n, tb, raw);
+  store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }
 
 // One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
-template <class T, class Op, class K, int BLOCK, int R, int MINB, bool ALIGNED>
+template <class S, class Fl, class Op, class K, int BLOCK, int R, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_segreduce(const T* __restrict__ in, const u8* __restrict__ flags, T* __restrict__ out, u64 n,
-                 u32* counter, u32 base, u32 epoch, ds::Slot* status, u32 tiles) {
+    ds_segreduce(const S s, const Fl flags, const SegReduceParams p) {
   using namespace ds;
+  typedef typename S::T T;
   typedef compute_t<T> C;
   typedef SegCountCombine<Op, C, K> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
   const F f{};
-  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u64 n = p.n;
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
   T raw[R][VEC];
   u8 fl[R][VEC];
-  load_rounds<BLOCK, R, VEC, ALIGNED>(in, n, tb, raw, T{});
-  load_rounds<BLOCK, R, VEC, ALIGNED>(flags, n, tb, fl, (u8)0);
+  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
+  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
   V x[R][VEC];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -206,7 +215,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
         x[r][j] = F::neutral();
       }
     }
-  tile_scan<BLOCK, R, VEC, true>(x, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
+  tile_scan<BLOCK, R, VEC, true>(x, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles,
+                                 tile, p.epoch);
+  T* __restrict__ out = (T*)p.out;
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -214,19 +225,25 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       const u64 i = item_index<BLOCK, VEC>(tb, r, j);
       if (i >= n) continue;
       bool last = i + 1 == n;
-      if (!last) last = (j + 1 < VEC) ? fl[r][j + 1] != 0 : flags[i + 1] != 0;
+      if (!last) last = (j + 1 < VEC) ? fl[r][j + 1] != 0 : flags.at(i + 1) != 0;
       if (last) out[x[r][j].c - 1] = from_c<T>(x[r][j].v);
     }
 }
 
-// out[i] = 1 where i == 0 or the bits of in[i] differ from those of in[i-1], else 0.
-template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    ds_head_flags(const T* __restrict__ in, u8* __restrict__ out, u64 n) {
+// out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.
+template <class S, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) ds_head_flags(const S s, const HeadFlagsParams p) {
   using namespace ds;
+  typedef typename S::T T;
   typedef typename word_of<sizeof(T)>::T W;
-  const W* w = reinterpret_cast<const W*>(in);
-  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (u64)gridDim.x * BLOCK) {
-    out[i] = (i == 0 || w[i] != w[i - 1]) ? 1 : 0;
+  auto bits = [&](u64 i) {
+    const T x = s.at(i);
+    W w;
+    memcpy(&w, &x, sizeof(T));
+    return w;
+  };
+  u8* __restrict__ out = (u8*)p.out;
+  for (u64 i = (u64)blockIdx.x * BLOCK + threadIdx.x; i < p.n; i += (u64)gridDim.x * BLOCK) {
+    out[i] = (i == 0 || bits(i) != bits(i - 1)) ? 1 : 0;
   }
 }

@@ -11,7 +11,7 @@
 // Keys are moved as "ordered bits": signed integers with the sign bit flipped, floats in the
 // order of total_cmp (negative: all bits flipped; positive: sign bit set).
 #pragma once
-#include "block/load.cuh"
+#include "block/source.cuh"
 #include "block/lookback.cuh"
 
 namespace ds {
@@ -95,17 +95,21 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
 
 // Counts digits of all passes (pass p's digit is bits lo + 8p up of the ordered key); the last
 // block writes the plan. With check_len > 0 (sorting indices for scatter_combine and scatter)
-// a key >= check_len records its position in *err (note_bad_index).
-template <class T, int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    ds_sort_hist(const T* __restrict__ keys, u64 n, u32 lo, u32 passes, u64* hist, u32* done,
-                 ds::SortPlan* plan, u64 check_len, u64* err, bool aligned) {
+// a key >= check_len records its position in *err (note_bad_index). The keys are a source.
+template <class S, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHistParams p) {
   using namespace ds;
+  typedef typename S::T T;
   typedef key_bits<T> KB;
   typedef typename KB::U U;
   constexpr int VEC = 16 / sizeof(T);
   constexpr int KP = sizeof(T);  // passes of a whole key; `passes` may be fewer
   constexpr int AHEAD = 4;       // 16-byte loads a thread has in flight
+  const u64 n = p.n;
+  const u32 lo = p.lo, passes = p.passes;
+  u64* hist = (u64*)p.hist;
+  u32* done = (u32*)p.done;
+  SortPlan* plan = (SortPlan*)p.plan;
   // Counters private to each group of two warps (fewer collisions), summed at the end.
   constexpr int GROUPS = BLOCK / 64;
   __shared__ u32 s_g[GROUPS][KP][RADIX];
@@ -114,21 +118,21 @@ __global__ void __launch_bounds__(BLOCK)
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
-    if (check_len != 0 && (u64)b >= check_len) note_bad_index(err, nullptr, i);
+    if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
-    for (u32 p = 0; p < KP; ++p)
-      if (p < passes) atomicAdd(&s_g[group][p][(u32)(d >> (8 * p)) & 255u], 1u);
+    for (u32 q = 0; q < KP; ++q)
+      if (q < passes) atomicAdd(&s_g[group][q][(u32)(d >> (8 * q)) & 255u], 1u);
   };
-  // Whole 16-byte vectors where the keys allow, AHEAD of them loaded before any is counted;
-  // then the rest one by one.
-  const u64 nv = aligned ? n / VEC : 0;
+  // Whole vectors (16 bytes where the keys allow), AHEAD of them loaded before any is
+  // counted; then the rest one by one.
+  const u64 nv = n / VEC;
   const u64 stride = (u64)gridDim.x * BLOCK;
   u64 v = (u64)blockIdx.x * BLOCK + threadIdx.x;
   for (; v + (AHEAD - 1) * stride < nv; v += AHEAD * stride) {
     T x[AHEAD][VEC];
 #pragma unroll
-    for (int a = 0; a < AHEAD; ++a) load_vec<T, VEC>(keys + (v + a * stride) * VEC, x[a]);
+    for (int a = 0; a < AHEAD; ++a) keys.template vec<VEC>((v + a * stride) * VEC, x[a]);
 #pragma unroll
     for (int a = 0; a < AHEAD; ++a)
 #pragma unroll
@@ -136,11 +140,12 @@ __global__ void __launch_bounds__(BLOCK)
   }
   for (; v < nv; v += stride) {
     T x[VEC];
-    load_vec<T, VEC>(keys + v * VEC, x);
+    keys.template vec<VEC>(v * VEC, x);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) count(x[j], v * VEC + j);
   }
-  for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride) count(keys[i], i);
+  for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride)
+    count(keys.at(i), i);
   __syncthreads();
   for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
     u32 c = 0;
@@ -161,23 +166,23 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ u32 s_trivial[MAX_PASSES];
   if (threadIdx.x < MAX_PASSES) s_trivial[threadIdx.x] = 0;
   __syncthreads();
-  for (u32 p = 0; p < passes; ++p) {
-    const u64 c = threadIdx.x < RADIX ? ((volatile u64*)hist)[p * RADIX + threadIdx.x] : 0;
+  for (u32 q = 0; q < passes; ++q) {
+    const u64 c = threadIdx.x < RADIX ? ((volatile u64*)hist)[q * RADIX + threadIdx.x] : 0;
     const u64 off = block_excl_sum_256(c, s_warp);
     if (threadIdx.x < RADIX) {
-      plan->offsets[p][threadIdx.x] = off;
-      if (c == n) s_trivial[p] = 1;
+      plan->offsets[q][threadIdx.x] = off;
+      if (c == n) s_trivial[q] = 1;
     }
   }
   __syncthreads();
   if (threadIdx.x == 0) {
     u32 runs = 0;
-    for (u32 p = 0; p < passes; ++p) runs += s_trivial[p] ? 0 : 1;
+    for (u32 q = 0; q < passes; ++q) runs += s_trivial[q] ? 0 : 1;
     u32 k = 0;
     bool prev_a = false;
-    for (u32 p = 0; p < MAX_PASSES; ++p) {
+    for (u32 q = 0; q < MAX_PASSES; ++q) {
       u32 m = 0;
-      if (p < passes && !s_trivial[p]) {
+      if (q < passes && !s_trivial[q]) {
         const bool to_a = ((runs - 1 - k) % 2) == 0;
         m = PASS_RUN | (to_a ? PASS_TO_A : 0u);
         if (k == 0) m |= PASS_FROM_INPUT;
@@ -186,15 +191,16 @@ __global__ void __launch_bounds__(BLOCK)
         prev_a = to_a;
         ++k;
       }
-      plan->mode[p] = m;
+      plan->mode[q] = m;
     }
     plan->count = runs;
     *done = 0;
   }
 }
 
-// One digit pass. VMODE: 0 keys only, 1 with values, 2 with values that are the keys'
-// original indices (argsort; V is the index type). Dynamic shared memory: sort_pass_smem.
+// One digit pass. VMODE: 0 keys only, 1 with values. The first pass that runs reads the keys
+// and values from their sources (kin, vin; a lazy one evaluated here: argsort's values are
+// the positions), later ones from buffer A or B. Dynamic shared memory: sort_pass_smem.
 //
 // A tile counts its digits per warp first (shared-memory atomics), publishes the tile's counts
 // for the tiles after it, and turns the counts into each (warp, digit)'s start within the tile.
@@ -202,12 +208,12 @@ __global__ void __launch_bounds__(BLOCK)
 // the same digit find each other through a shared mask each ORs its bit into, and the highest
 // of them takes their places with one atomic. The look-back for the counts of the tiles
 // before comes last, when they are mostly published.
-template <class T, class V, int VMODE, int BLOCK, int ITEMS, int MINB>
+template <class KS, class VS, int VMODE, int BLOCK, int ITEMS, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_sort_pass(const T* __restrict__ kin, T* ka, T* kb, const V* __restrict__ vin, V* va, V* vb,
-                 u64 n, u32 lo, u32 pass, const ds::SortPlan* __restrict__ plan, u64* status,
-                 u32 epoch, u32* counter, u32 base) {
+    ds_sort_pass(const KS kin, const VS vin, const SortPassParams p) {
   using namespace ds;
+  typedef typename KS::T T;
+  typedef typename VS::T V;
   typedef key_bits<T> KB;
   typedef typename KB::U U;
   constexpr int NW = BLOCK / WARP;
@@ -220,8 +226,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   u64* s_warp = s_glob + RADIX;
   U* s_keys = reinterpret_cast<U*>(s_warp + 8);
   V* s_vals = reinterpret_cast<V*>(s_keys + TILE);
+  const u64 n = p.n;
+  const u32 pass = p.pass, epoch = p.epoch;
+  const SortPlan* __restrict__ plan = (const SortPlan*)p.plan;
+  u64* status = (u64*)p.status;
+  T* ka = (T*)p.ka;
+  T* kb = (T*)p.kb;
+  V* va = (V*)p.va;
+  V* vb = (V*)p.vb;
 
-  const u32 tile = next_tile<BLOCK>(counter, base);
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u32 mode = plan->mode[pass];
   if (!(mode & PASS_RUN)) {
     // No pass runs at all (every digit the same for every key): the first launch copies the
@@ -231,19 +245,18 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       for (u32 k = threadIdx.x; k < (u32)TILE; k += BLOCK) {
         const u64 i = tb + k;
         if (i >= n) break;
-        ka[i] = kin[i];
-        if constexpr (VMODE == 1) va[i] = vin[i];
-        if constexpr (VMODE == 2) va[i] = (V)i;
+        ka[i] = kin.at(i);
+        if constexpr (VMODE == 1) va[i] = vin.at(i);
       }
     }
     return;
   }
   const bool from_input = mode & PASS_FROM_INPUT;
-  const T* ksrc = from_input ? kin : ((mode & PASS_FROM_A) ? ka : kb);
+  const T* ksrc = (mode & PASS_FROM_A) ? ka : kb;
   T* kdst = (mode & PASS_TO_A) ? ka : kb;
-  const V* vsrc = from_input ? vin : ((mode & PASS_FROM_A) ? va : vb);
+  const V* vsrc = (mode & PASS_FROM_A) ? va : vb;
   V* vdst = (mode & PASS_TO_A) ? va : vb;
-  const u32 shift = lo + 8 * pass;
+  const u32 shift = p.lo + 8 * pass;
   const int lane = lane_id(), warp = warp_id();
   auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
 
@@ -260,15 +273,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     const u64 i = seg + (u64)j * WARP + lane;
     const bool valid = i < n;
     U b = (U)~(U)0;
-    if (valid) {
-      b = KB::raw(ksrc[i]);
-      if (from_input) b = KB::order(b);
-    }
+    if (valid) b = from_input ? KB::order(KB::raw(kin.at(i))) : KB::raw(ksrc[i]);
     key[j] = b;
     if constexpr (VMODE == 1) {
-      val[j] = valid ? vsrc[i] : V{};
-    } else if constexpr (VMODE == 2) {
-      val[j] = from_input ? (V)i : (valid ? vsrc[i] : V{});
+      val[j] = valid ? (from_input ? vin.at(i) : vsrc[i]) : V{};
     }
   }
   __syncthreads();
@@ -341,11 +349,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
         for (int q = 0; q < LOOK; ++q) {
           if (done) break;
-          const u64* p = status + (u64)(k - q) * RADIX + d;
+          const u64* word = status + (u64)(k - q) * RADIX + d;
           u32 pause = 8, rounds = 0;
           while ((w[q] >> 42) != epoch) {
             ds::spin(rounds, pause);
-            w[q] = ds::ld_relaxed(p);
+            w[q] = ds::ld_relaxed(word);
           }
           excl += w[q] & ((1ull << 40) - 1);
           done = ((w[q] >> 40) & 3u) == 2u;

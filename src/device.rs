@@ -1,6 +1,9 @@
 //! `Device`: where sequences live and work runs (one CUDA GPU with its stream, or the host).
+//! It holds the backend; this file's constructors are the only place that chooses one.
 
-use crate::cuda::Gpu;
+use crate::backend::Backend;
+use crate::backend::cuda::CudaBackend;
+use crate::backend::host::HostBackend;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
@@ -27,13 +30,7 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct Device {
-    pub(crate) kind: Kind,
-}
-
-#[derive(Clone)]
-pub(crate) enum Kind {
-    Host,
-    Cuda(Arc<Gpu>),
+    backend: Arc<dyn Backend>,
 }
 
 impl std::fmt::Debug for Device {
@@ -93,7 +90,9 @@ impl Device {
     /// assert!(dev.name().starts_with("host"));
     /// ```
     pub fn host() -> Device {
-        Device { kind: Kind::Host }
+        Device {
+            backend: HostBackend::get(),
+        }
     }
 
     /// GPU `ordinal`, with a new stream.
@@ -112,21 +111,23 @@ impl Device {
     /// ```
     pub fn cuda(ordinal: usize) -> Result<Device> {
         Ok(Device {
-            kind: Kind::Cuda(Gpu::new(ordinal)?),
+            backend: Arc::new(CudaBackend::new(ordinal)?),
         })
+    }
+
+    /// The backend that runs this device's work.
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        &*self.backend
     }
 
     /// Whether this is a GPU.
     pub fn is_cuda(&self) -> bool {
-        matches!(self.kind, Kind::Cuda(_))
+        self.backend.is_cuda()
     }
 
     /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"` or `"host (16 threads)"`.
     pub fn name(&self) -> String {
-        match &self.kind {
-            Kind::Host => format!("host ({} threads)", rayon::current_num_threads()),
-            Kind::Cuda(g) => g.name.clone(),
-        }
+        self.backend.name()
     }
 
     /// Waits for all work queued on this device (its stream).
@@ -135,10 +136,7 @@ impl Device {
     ///
     /// `Error::Cuda` where queued work failed.
     pub fn synchronize(&self) -> Result<()> {
-        match &self.kind {
-            Kind::Host => Ok(()),
-            Kind::Cuda(g) => g.synchronize(),
-        }
+        self.backend.synchronize()
     }
 
     /// Runs `f` and returns the milliseconds its device work took: between two CUDA events on
@@ -159,14 +157,8 @@ impl Device {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn time(&self, f: impl FnOnce() -> Result<()>) -> Result<f64> {
-        match &self.kind {
-            Kind::Host => {
-                let t = std::time::Instant::now();
-                f()?;
-                Ok(t.elapsed().as_secs_f64() * 1e3)
-            }
-            Kind::Cuda(g) => g.time(f),
-        }
+        let mut f = Some(f);
+        self.backend.time(&mut || f.take().map_or(Ok(()), |f| f()))
     }
 
     /// Total and free memory of the device in bytes (the host reports zeros: it has no fixed
@@ -176,19 +168,59 @@ impl Device {
     ///
     /// `Error::Cuda` from the driver.
     pub fn memory(&self) -> Result<(usize, usize)> {
-        match &self.kind {
-            Kind::Host => Ok((0, 0)),
-            Kind::Cuda(g) => g.memory(),
-        }
+        self.backend.memory()
+    }
+
+    /// Bytes that devseq holds on this device now, for live stored sequences and for the
+    /// temporaries of work in flight (on the host: the bytes of its stored sequences). Memory
+    /// kept in a pool for reuse does not count, so the figure returns to its earlier value when
+    /// sequences drop. Lazy sequences hold no memory of their own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let before = dev.memory_in_use();
+    /// let xs = DeviceSeq::from_slice(&dev, &[1u64; 1000])?;
+    /// assert!(dev.memory_in_use() >= before + 8000);
+    /// drop(xs);
+    /// assert_eq!(dev.memory_in_use(), before);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn memory_in_use(&self) -> usize {
+        self.backend.memory_in_use()
+    }
+
+    /// The high-water mark of [`memory_in_use`](Self::memory_in_use) since the last
+    /// [`reset_peak_memory`](Self::reset_peak_memory) (or since the device was opened).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<f32>::sequence(&dev, 1 << 20)?; // lazy: no memory
+    /// dev.reset_peak_memory();
+    /// let before = dev.peak_memory_in_use();
+    /// let total = xs.map(|x| x * x)?.reduce(Op::Add)?;  // fused: nothing n-sized stored
+    /// assert!(total > 0.0);
+    /// assert!(dev.peak_memory_in_use() < before + (1 << 20));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn peak_memory_in_use(&self) -> usize {
+        self.backend.peak_memory_in_use()
+    }
+
+    /// Starts a new high-water mark for [`peak_memory_in_use`](Self::peak_memory_in_use) at
+    /// the memory in use now.
+    pub fn reset_peak_memory(&self) {
+        self.backend.reset_peak_memory()
     }
 
     /// Whether `self` and `other` are the same device (clones of one `Device`, or both the
     /// host).
     pub fn same(&self, other: &Device) -> bool {
-        match (&self.kind, &other.kind) {
-            (Kind::Host, Kind::Host) => true,
-            (Kind::Cuda(a), Kind::Cuda(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
+        Arc::ptr_eq(&self.backend, &other.backend)
     }
 }

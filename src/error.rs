@@ -56,6 +56,8 @@ pub enum Error {
     },
     /// An argument is outside what the operation accepts.
     InvalidArgument(String),
+    /// A broken invariant inside devseq (a bug, not a misuse): please report it.
+    Internal(String),
 }
 
 impl fmt::Display for Error {
@@ -78,6 +80,7 @@ impl fmt::Display for Error {
                 write!(f, "out of device memory allocating {bytes} bytes")
             }
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Internal(m) => write!(f, "internal error in devseq (please report): {m}"),
         }
     }
 }

@@ -37,25 +37,33 @@
 
 #![deny(missing_docs)]
 
-mod cuda;
+mod backend;
 mod device;
-mod element;
 mod error;
 mod expr;
-mod host;
+mod item;
 mod op;
 mod seq;
+mod source;
 
 pub use device::Device;
-pub use element::{Element, Float, Index, Integer};
 pub use error::{Error, Result};
 pub use expr::{Expr, IntoExpr};
 pub use half::{bf16, f16};
+pub use item::{Element, Float, Index, Integer};
 pub use op::Op;
 pub use seq::DeviceSeq;
 
 #[doc(hidden)]
-pub use element::{Num, ScalarType};
+pub use item::{Num, ScalarType};
+
+/// Kernel instances this process has built (compiled by NVRTC, or loaded from the disk
+/// cache) on any GPU: a hook for tests of the kernel cache (closures that differ only in
+/// their constants share one kernel).
+#[doc(hidden)]
+pub fn kernels_built() -> u64 {
+    backend::cuda::jit::kernels_built()
+}
 
 /// The README's example, compiled and run as a doc-test.
 #[cfg(doctest)]

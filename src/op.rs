@@ -1,7 +1,7 @@
 //! `Op`: the binary operators of reductions and scans.
 
-use crate::element::{Element, Num, ScalarType};
 use crate::error::{Error, Result};
+use crate::item::{Element, Num, ScalarType};
 
 /// A binary, associative operator for `reduce`, `fold`, the scans, `segmented_reduce` and
 /// `scatter_combine`.
@@ -71,7 +71,43 @@ impl Op {
     /// `Error::UnsupportedOp` for a bitwise operator on a float type.
     pub fn identity<T: Element>(self) -> Result<T> {
         self.check::<T>()?;
-        Ok(T::from_compute(<T::Compute as Num>::identity(self)))
+        Ok(T::from_compute(self.identity_of::<T::Compute>()))
+    }
+
+    /// The API's identity of the operator in compute type `C`.
+    pub(crate) fn identity_of<C: Num>(self) -> C {
+        match self {
+            Op::Add | Op::BitOr | Op::BitXor => C::zero(),
+            Op::Mul => C::one(),
+            Op::Min => C::highest(),
+            Op::Max => C::lowest(),
+            Op::BitAnd => C::ones(),
+        }
+    }
+
+    /// An element `e` with `combine(e, x) == combine(x, e) == x` bit for bit (`-0.0` for
+    /// float `Add`, NaN for float `Min`/`Max`, which ignore NaN operands): it seeds
+    /// accumulators without changing any result.
+    pub(crate) fn neutral_of<C: Num>(self) -> C {
+        match self {
+            Op::Add if C::FLOAT => C::neg_zero(),
+            Op::Min | Op::Max if C::FLOAT => C::nan(),
+            _ => self.identity_of::<C>(),
+        }
+    }
+
+    /// `a op b` in compute type `C` (callers have checked that the operator applies).
+    #[inline]
+    pub(crate) fn combine<C: Num>(self, a: C, b: C) -> C {
+        match self {
+            Op::Add => a.add(b),
+            Op::Mul => a.mul(b),
+            Op::Min => a.min_of(b),
+            Op::Max => a.max_of(b),
+            Op::BitAnd => a.and(b),
+            Op::BitOr => a.or(b),
+            Op::BitXor => a.xor(b),
+        }
     }
 
     /// `Err(UnsupportedOp)` where the operator does not apply to `T`.
@@ -86,4 +122,24 @@ pub(crate) fn check_op(op: Op, ty: ScalarType) -> Result<()> {
         return Err(Error::UnsupportedOp { op, ty: ty.name() });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neutral_elements_are_exact() {
+        for op in [Op::Add, Op::Mul, Op::Min, Op::Max] {
+            for x in [0.0f32, -0.0, 1.5, -3.25, f32::INFINITY, f32::NEG_INFINITY] {
+                let e = op.neutral_of::<f32>();
+                assert_eq!(op.combine(e, x).to_bits(), x.to_bits(), "{op:?} {x}");
+                assert_eq!(op.combine(x, e).to_bits(), x.to_bits(), "{op:?} {x}");
+            }
+        }
+        assert!(Op::Min.combine(f32::NAN, f32::NAN).is_nan());
+        assert_eq!(Op::Min.combine(f32::NAN, 2.0), 2.0);
+        assert_eq!(Op::Max.combine(2.0, f32::NAN), 2.0);
+        assert_eq!(Op::BitAnd.identity_of::<u8>(), 0xff);
+    }
 }

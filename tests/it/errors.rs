@@ -139,7 +139,9 @@ fn out_of_memory_is_an_error() {
     }
     let (total, _) = d.memory().unwrap();
     let n = total * 2;
-    match DeviceSeq::<u8>::filled(&d, 1, n) {
+    // `filled` is lazy (no memory); storing it allocates.
+    let lazy = DeviceSeq::<u8>::filled(&d, 1, n).unwrap();
+    match lazy.copy() {
         Err(Error::OutOfMemory { bytes }) => assert_eq!(bytes, n),
         other => panic!("allocating {n} bytes: {other:?}"),
     }

@@ -14,6 +14,7 @@ mod errors;
 mod gather;
 mod histogram;
 mod large;
+mod lazy;
 mod map;
 mod props;
 mod reduce;

@@ -118,3 +118,57 @@ fn every_kernel_family_once() {
     let hf = fs.sort().unwrap().to_vec().unwrap();
     assert!(hf.windows(2).all(|w| w[0] <= w[1]));
 }
+
+/// The paths that read lazy sources, once each: staged into shared memory (scan), read back
+/// before a tile (segmented scan's lazy flags), computed in rounds (compaction), at random
+/// places (gather), in a sort's first pass, and through a fused reduction.
+#[test]
+fn lazy_sources_once() {
+    let mut r = Rng::new("sanitize lazy");
+    let n = 20_011;
+    let xs: Vec<i32> = (0..n).map(|_| r.below(1000) as i32 - 500).collect();
+    let s = upload(&xs);
+    let d = dev();
+    let lazy = s.map(|x| x * 3 + 1).unwrap();
+    let want: Vec<i32> = xs.iter().map(|x| x * 3 + 1).collect();
+
+    let inc = lazy.inclusive_scan(Op::Add).unwrap().to_vec().unwrap();
+    assert_eq!(inc[n - 1], want.iter().sum::<i32>());
+    let flags = DeviceSeq::<u32>::sequence(&d, n)
+        .unwrap()
+        .map(|i| (i % 997).eq(0))
+        .unwrap();
+    let seg = lazy
+        .segmented_inclusive_scan(&flags, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut acc = 0;
+    for i in 0..n {
+        if i % 997 == 0 {
+            acc = 0;
+        }
+        acc += want[i];
+        assert_eq!(seg[i], acc, "segmented scan of lazy inputs at {i}");
+    }
+    let kept = lazy
+        .compact(&lazy.map(|x| x.gt(0)).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(
+        kept,
+        want.iter().copied().filter(|&x| x > 0).collect::<Vec<_>>()
+    );
+    let idx = DeviceSeq::<u32>::sequence(&d, n)
+        .unwrap()
+        .map(|i| (i * 7919) % n as u32)
+        .unwrap();
+    let g = lazy.gather(&idx).unwrap().to_vec().unwrap();
+    assert_eq!(g[5], want[(5 * 7919) % n]);
+    let sorted = lazy.sort().unwrap().to_vec().unwrap();
+    let mut w = want.clone();
+    w.sort();
+    assert_eq!(sorted, w);
+    assert_eq!(lazy.reduce(Op::Max).unwrap(), *want.iter().max().unwrap());
+}

@@ -1,0 +1,103 @@
+// Sources: how a kernel reads its input. A source S is a small struct passed by value as a
+// kernel parameter, with
+//   typedef T            the element type (storage type);
+//   PLAIN                whether it is one stored column `p` of T (kernels may then copy
+//                        straight from memory, e.g. with cp.async);
+//   AVEC                 0, or the element count of the vectors its columns are aligned for:
+//                        `vec<VEC>` reads whole vectors when VEC divides AVEC;
+//   T at(u64 i)          element i;
+//   vec<VEC>(i, v)       elements i .. i + VEC - 1 (i a multiple of VEC, all before the end).
+// ds::Col is the stored column. A lazy sequence's source is printed by the host side for its
+// expression (src/backend/cuda/source.rs): its columns are ds::Col-like pointers, its
+// constants u64 fields, and `at`/`vec` compute the expression from the columns' elements, so
+// a map is evaluated inside the kernel that consumes it (CUB's transform iterator).
+#pragma once
+#include "block/load.cuh"
+
+namespace ds {
+
+// Whether a source of this type may read vectors of VEC elements.
+template <class S, int VEC> struct vec_ok {
+  static constexpr bool value = S::AVEC != 0 && S::AVEC % VEC == 0;
+};
+
+// A stored column of T.
+template <class T_, int AVEC_> struct Col {
+  typedef T_ T;
+  static constexpr bool PLAIN = true;
+  static constexpr int AVEC = AVEC_;
+  const T* __restrict__ p;
+  DS_DEV T at(u64 i) const { return p[i]; }
+  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {
+    if constexpr (AVEC != 0 && AVEC % VEC == 0) {
+      load_vec<T, VEC>(p + i, v);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) v[j] = p[i + j];
+    }
+  }
+};
+
+// Round r of a tile of source s (see block/load.cuh): the VEC elements from
+// tb + (r * BLOCK + thread) * VEC; past n, `fill`.
+template <int BLOCK, int VEC, class S>
+DS_DEV void src_round(const S& s, u64 n, u64 tb, int r, typename S::T (&v)[VEC],
+                      typename S::T fill) {
+  const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
+  if (i + VEC <= n) {
+    s.template vec<VEC>(i, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) v[j] = i + j < n ? s.at(i + j) : fill;
+  }
+}
+
+// A tile in rounds: x[r][j] (as load_rounds).
+template <int BLOCK, int R, int VEC, class S>
+DS_DEV void src_rounds(const S& s, u64 n, u64 tb, typename S::T (&x)[R][VEC], typename S::T fill) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) src_round<BLOCK, VEC>(s, n, tb, r, x[r], fill);
+}
+
+// For element-wise kernels (as load_elementwise): whole vectors where the source allows them,
+// else "striped", so that each scalar access of a warp reads 32 neighbouring elements. Stores
+// of the same tile use store_elementwise<..., src_blocked<S, VEC>::value>.
+template <class S, int VEC> struct src_blocked {
+  static constexpr bool value = vec_ok<S, VEC>::value;
+};
+template <int BLOCK, int R, int VEC, class S>
+DS_DEV void src_elementwise(const S& s, u64 n, u64 tb, typename S::T (&x)[R][VEC],
+                            typename S::T fill) {
+  if constexpr (src_blocked<S, VEC>::value) {
+    src_rounds<BLOCK, R, VEC>(s, n, tb, x, fill);
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const u64 i = tb + ((u64)r * VEC + j) * BLOCK + threadIdx.x;
+        x[r][j] = i < n ? s.at(i) : fill;
+      }
+  }
+}
+
+// A tile into shared memory, element k of the tile at t[k], each thread the items it holds in
+// src_rounds (stage_rounds' layout): a plain column by asynchronous copies (stage_rounds), any
+// other source computed and stored. A thread reads back only what it wrote, after stage_wait.
+template <int BLOCK, int R, int VEC, class S>
+DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T fill) {
+  typedef typename S::T T;
+  constexpr int BYTES = VEC * sizeof(T);
+  if constexpr (S::PLAIN && (BYTES == 4 || BYTES == 8 || BYTES == 16)) {
+    stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.p, n, tb, t, fill);
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      T v[VEC];
+      src_round<BLOCK, VEC>(s, n, tb, r, v, fill);
+      store_vec<T, VEC>(t + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
+    }
+  }
+}
+
+}  // namespace ds

@@ -1,0 +1,126 @@
+//! `scatter_combine` on the GPU: a stable sort of (index, value) on the bits the indices
+//! need, then one single-pass kernel (`kernels/combine.cu`) that combines each run of equal
+//! indices in order and writes its slot once. No atomics: float results are the same on
+//! every run.
+
+use super::gpu::Gpu;
+use super::key::{CombineKey, Template, op_functor};
+use super::launch::kernel_params;
+use super::map::materialize;
+use super::mem::{Buffer, Ptr, column_ptr};
+use super::sort::{index_error, sort_by_index};
+use super::tuning;
+use crate::error::Result;
+use crate::item::ScalarType;
+use crate::op::Op;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_combine_runs`' parameters: the sorted pairs, the output (a copy of the base), and
+    /// the sort's error word (nothing is written where it is set).
+    CombineParams {
+        keys: Ptr,
+        vals: Ptr,
+        out: Ptr,
+        n: u64,
+        err: Ptr,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
+    }
+);
+
+impl Template for CombineKey {
+    type Params = CombineParams;
+    const FILE: &'static str = "combine.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_combine_runs<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            self.idx.name(),
+            op_functor(self.op),
+            self.block,
+            self.rounds,
+            self.minb
+        )
+    }
+}
+
+fn key(size: usize, idx: ScalarType, op: Op) -> CombineKey {
+    let sh = tuning::combine(size);
+    CombineKey {
+        idx,
+        op,
+        block: sh.block,
+        rounds: sh.rounds,
+        minb: tuning::register_min_blocks(),
+    }
+}
+
+/// A copy of `base` with every `vals[i]` combined into `out[idx[i]]` by `op`.
+pub(crate) fn scatter_combine(
+    gpu: &Gpu,
+    vals: &Source,
+    idx: &Source,
+    base: &Source,
+    op: Op,
+) -> Result<Buffer> {
+    let out = materialize(gpu, base)?;
+    let (n, len, size) = (vals.len, base.len, vals.ty().size());
+    if n == 0 {
+        return Ok(out);
+    }
+    if len == 0 {
+        return Err(index_error(gpu, idx, 0, len)?);
+    }
+    let s = sort_by_index(gpu, idx, vals, len, false)?;
+    let k = gpu.kernel(key(size, idx.ty(), op), &[(base, 1)])?;
+    let sh = tuning::combine(size);
+    let tiles = sh.tiles(n, tuning::vec(size));
+    let (keys, sorted) = (column_ptr(&s.keys)?, column_ptr(s.values()?)?);
+    gpu.launch_single_pass(&k, tiles, sh.block, 0, |p| CombineParams {
+        keys,
+        vals: sorted,
+        out: out.ptr(),
+        n: n as u64,
+        err: s.error_word(),
+        counter: p.counter,
+        status: p.status,
+        base: p.base,
+        epoch: p.epoch,
+        tiles: tiles as u32,
+    })?;
+    // An index out of range is reported now (the kernel skipped it; `out` is dropped).
+    s.check(gpu)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for t in ScalarType::ALL {
+            for op in Op::ALL
+                .into_iter()
+                .filter(|o| !(o.is_bitwise() && t.is_float()))
+            {
+                v.push(KernelKey {
+                    family: key(t.size(), ScalarType::U32, op).into(),
+                    sources: vec![SourceKey::plain(t, 1)],
+                });
+            }
+            v.push(KernelKey {
+                family: key(t.size(), ScalarType::U64, Op::Min).into(),
+                sources: vec![SourceKey::plain(t, 1)],
+            });
+        }
+        v
+    }
+}

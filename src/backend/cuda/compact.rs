@@ -1,0 +1,117 @@
+//! `compact` (and so `nonzero_indices`, a compaction of the lazy positions) on the GPU
+//! (`kernels/compact.cu`): one fused pass.
+
+use super::gpu::Gpu;
+use super::key::{CompactKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::tuning;
+use crate::error::Result;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_compact`'s parameters: `total` gets the count.
+    CompactParams {
+        out: Ptr,
+        n: u64,
+        total: Ptr,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
+    }
+);
+
+impl Template for CompactKey {
+    type Params = CompactParams;
+    const FILE: &'static str = "compact.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_compact<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            s[1],
+            if self.wide { "u64" } else { "u32" },
+            self.block,
+            self.rounds,
+            self.minb
+        )
+    }
+}
+
+fn key(size: usize, wide: bool) -> CompactKey {
+    let sh = tuning::compact(size);
+    CompactKey {
+        wide,
+        block: sh.block,
+        rounds: sh.rounds,
+        minb: tuning::register_min_blocks(),
+    }
+}
+
+/// The elements of `src` whose flag is nonzero: a buffer and how many elements it holds. The
+/// kernel writes into a buffer of `n` elements; where fewer than half are kept they move to a
+/// buffer of their own size.
+pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer, usize)> {
+    let (n, size) = (src.len, src.ty().size());
+    let out = Buffer::new(gpu, n * size)?;
+    if n == 0 {
+        return Ok((out, 0));
+    }
+    let vec = tuning::vec(size);
+    let sh = tuning::compact(size);
+    let wide = n as u64 >= u32::MAX as u64;
+    let k = gpu.kernel(key(size, wide), &[(src, vec), (flags, vec)])?;
+    let total = gpu.mailbox()?;
+    let tiles = sh.tiles(n, vec);
+    gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| CompactParams {
+        out: out.ptr(),
+        n: n as u64,
+        total: total.slot,
+        counter: s.counter,
+        status: s.status,
+        base: s.base,
+        epoch: s.epoch,
+        tiles: tiles as u32,
+    })?;
+    let count = gpu.take_slot(total)? as usize;
+    if count * 2 >= n {
+        return Ok((out, count));
+    }
+    let fit = Buffer::new(gpu, count * size)?;
+    gpu.copy(&fit, out.ptr(), count * size)?;
+    Ok((fit, count))
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+    use crate::item::ScalarType;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants(lazy_indices: &[SourceKey]) -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for ty in ScalarType::ALL {
+            let vec = tuning::vec(ty.size());
+            for (avec, wide) in [(vec, false), (0, true)] {
+                v.push(KernelKey {
+                    family: key(ty.size(), wide).into(),
+                    sources: vec![
+                        SourceKey::plain(ty, avec),
+                        SourceKey::plain(ScalarType::U8, avec),
+                    ],
+                });
+            }
+        }
+        for s in lazy_indices {
+            let vec = tuning::vec(s.ty.size());
+            v.push(KernelKey {
+                family: key(s.ty.size(), false).into(),
+                sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
+            });
+        }
+        v
+    }
+}

@@ -1,0 +1,275 @@
+//! `gather` and `scatter` on the GPU (`kernels/gather.cu`), bounds-checked: the kernels note
+//! the lowest position of an index outside the target, checked when the call completes.
+//!
+//! A scatter whose target is larger than the L2 cache and whose indices are far apart (a
+//! permutation, a transpose) first partitions the (index, value) pairs by the top 8 bits of
+//! the index, one stable radix pass (`sort.rs`): the writes then arrive a slice of the target
+//! at a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write
+//! of a sector in memory for every 4-byte value.
+
+use super::gpu::Gpu;
+use super::key::{GatherKey, ScatterKey, SpreadKey, Template};
+use super::launch::kernel_params;
+use super::map::materialize;
+use super::mem::{Buffer, Mailbox, Ptr};
+use super::sort::{index_error, sort_by_index};
+use super::tuning;
+use crate::error::{Error, Result};
+use crate::item::ScalarType;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_gather`'s parameters: a bad index's position goes to `err` (atomicMax of its
+    /// complement), and `flag` (mapped host memory) is set.
+    GatherParams {
+        out: Ptr,
+        n: u64,
+        len: u64,
+        err: Ptr,
+        flag: Ptr,
+    }
+);
+
+kernel_params!(
+    /// `ds_scatter`'s parameters (`err` null: bad indices skipped, already reported).
+    ScatterParams {
+        out: Ptr,
+        n: u64,
+        len: u64,
+        err: Ptr,
+        flag: Ptr,
+    }
+);
+
+kernel_params!(
+    /// `ds_index_spread`'s parameters.
+    SpreadParams {
+        n: u64,
+        span: u64,
+        far: Ptr,
+        windows: u32,
+    }
+);
+
+impl Template for GatherKey {
+    type Params = GatherParams;
+    const FILE: &'static str = "gather.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_gather<{}, {}, {}, {}, {}>",
+            s[0], s[1], self.block, self.vec, self.rounds
+        )
+    }
+}
+
+impl Template for ScatterKey {
+    type Params = ScatterParams;
+    const FILE: &'static str = "gather.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_scatter<{}, {}, {}, {}, {}>",
+            s[0], s[1], self.block, self.vec, self.rounds
+        )
+    }
+}
+
+impl Template for SpreadKey {
+    type Params = SpreadParams;
+    const FILE: &'static str = "gather.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!("ds_index_spread<{}, {}>", s[0], self.block)
+    }
+}
+
+/// Elements a thread takes per access (by the wider of value and index).
+fn vec(ty: ScalarType, idx: ScalarType) -> u32 {
+    tuning::vec(ty.size().max(idx.size()))
+}
+
+/// Grid of a gather or scatter of `n` elements.
+fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64> {
+    let tiles = tuning::gather().tiles(n, vec);
+    if tuning::gather_tiles() {
+        Ok(tiles.clamp(1, i32::MAX as u64))
+    } else {
+        wave(tiles)
+    }
+}
+
+/// Waits for the kernel and turns a position noted in `err` into `IndexOutOfBounds`.
+fn check_error(gpu: &Gpu, err: Mailbox, idx: &Source, len: usize) -> Result<()> {
+    match gpu.take_error(err)? {
+        None => Ok(()),
+        Some(pos) => Err(index_error(gpu, idx, pos, len)?),
+    }
+}
+
+/// `out[i] = src[idx[i]]`.
+pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
+    let (n, ty) = (idx.len, src.ty());
+    let out = Buffer::new(gpu, n * ty.size())?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let v = vec(ty, idx.ty());
+    let sh = tuning::gather();
+    let key = GatherKey {
+        block: sh.block,
+        vec: v,
+        rounds: sh.rounds,
+    };
+    let k = gpu.kernel(key, &[(src, 1), (idx, v)])?;
+    let err = gpu.mailbox()?;
+    let g = grid(n, v, |t| k.wave(sh.block, t))?;
+    k.launch(
+        g,
+        sh.block,
+        0,
+        &GatherParams {
+            out: out.ptr(),
+            n: n as u64,
+            len: src.len as u64,
+            err: err.word,
+            flag: err.slot,
+        },
+    )?;
+    check_error(gpu, err, idx, src.len)?;
+    Ok(out)
+}
+
+/// Queues the scatter of `vals` to `idx` into `out` (of `len` elements); with `err`, bad
+/// indices are noted there, else skipped.
+fn scatter_into(
+    gpu: &Gpu,
+    vals: &Source,
+    idx: &Source,
+    out: Ptr,
+    len: usize,
+    err: Option<Mailbox>,
+) -> Result<()> {
+    let v = vec(vals.ty(), idx.ty());
+    let sh = tuning::gather();
+    let key = ScatterKey {
+        block: sh.block,
+        vec: v,
+        rounds: sh.rounds,
+    };
+    let k = gpu.kernel(key, &[(vals, v), (idx, v)])?;
+    let g = grid(vals.len, v, |t| k.wave(sh.block, t))?;
+    k.launch(
+        g,
+        sh.block,
+        0,
+        &ScatterParams {
+            out,
+            n: vals.len as u64,
+            len: len as u64,
+            err: err.map_or(Ptr(0), |e| e.word),
+            flag: err.map_or(Ptr(0), |e| e.slot),
+        },
+    )
+}
+
+/// A copy of `base` with `out[idx[i]] = vals[i]`.
+pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
+    let out = materialize(gpu, base)?;
+    let (n, len) = (vals.len, base.len);
+    if n == 0 {
+        return Ok(out);
+    }
+    if partition_pays(gpu, vals.ty(), idx, len)? {
+        // Without the memory for the partition, the direct scatter below.
+        match scatter_partitioned(gpu, vals, idx, out.ptr(), len) {
+            Err(Error::OutOfMemory { .. }) => {}
+            r => return r.map(|()| out),
+        }
+    }
+    let err = gpu.mailbox()?;
+    scatter_into(gpu, vals, idx, out.ptr(), len, Some(err))?;
+    check_error(gpu, err, idx, len)?;
+    Ok(out)
+}
+
+/// Whether partitioning the writes pays: the target exceeds L2, the writes cover a good part
+/// of it (at least a quarter of its slots), and most sampled windows of 32 neighbouring
+/// indices span more than SPREAD_SPAN elements. Costs one small kernel and a wait, only for
+/// targets beyond L2 (a scatter there takes 0.1 ms or more).
+fn partition_pays(gpu: &Gpu, ty: ScalarType, idx: &Source, len: usize) -> Result<bool> {
+    let n = idx.len;
+    if len * ty.size() <= tuning::scatter_partition_bytes(&gpu.arch) || n < len / 4 || n < 32 {
+        return Ok(false);
+    }
+    let block = tuning::FLAT_BLOCK;
+    let k = gpu.kernel(SpreadKey { block }, &[(idx, 1)])?;
+    let far = gpu.mailbox()?;
+    k.launch(
+        (tuning::SPREAD_WINDOWS * 32).div_ceil(block) as u64,
+        block,
+        0,
+        &SpreadParams {
+            n: n as u64,
+            span: tuning::SPREAD_SPAN,
+            far: far.word,
+            windows: tuning::SPREAD_WINDOWS,
+        },
+    )?;
+    Ok(gpu.take_word(far)? * 2 > tuning::SPREAD_WINDOWS as u64)
+}
+
+/// The scatter into `out` through a stable pass over the top 8 bits of the indices (the
+/// sort's histogram checks them), then the scatter of the partitioned pairs.
+fn scatter_partitioned(gpu: &Gpu, vals: &Source, idx: &Source, out: Ptr, len: usize) -> Result<()> {
+    let s = sort_by_index(gpu, idx, vals, len, true)?;
+    let (k, v) = (
+        Source::column(s.keys.clone()),
+        Source::column(s.values()?.clone()),
+    );
+    scatter_into(gpu, &v, &k, out, len, None)?;
+    s.check(gpu)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let sh = tuning::gather();
+        let mut v = Vec::new();
+        for i in [ScalarType::U32, ScalarType::U64] {
+            v.push(KernelKey {
+                family: SpreadKey {
+                    block: tuning::FLAT_BLOCK,
+                }
+                .into(),
+                sources: vec![SourceKey::plain(i, 1)],
+            });
+            for t in ScalarType::ALL {
+                let w = vec(t, i);
+                for avec in [w, 0] {
+                    v.push(KernelKey {
+                        family: GatherKey {
+                            block: sh.block,
+                            vec: w,
+                            rounds: sh.rounds,
+                        }
+                        .into(),
+                        sources: vec![SourceKey::plain(t, 1), SourceKey::plain(i, avec)],
+                    });
+                    v.push(KernelKey {
+                        family: ScatterKey {
+                            block: sh.block,
+                            vec: w,
+                            rounds: sh.rounds,
+                        }
+                        .into(),
+                        sources: vec![SourceKey::plain(t, avec), SourceKey::plain(i, avec)],
+                    });
+                }
+            }
+        }
+        v
+    }
+}

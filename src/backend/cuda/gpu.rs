@@ -1,0 +1,182 @@
+//! One CUDA device as one `Device` (and its clones) uses it, on cudarc's safe layer: the
+//! device's primary context (`CudaContext`), a stream of its own (`CudaStream`), its facts
+//! (name, multiprocessors, cache), the compiler, and the memory accounts.
+//!
+//! cudarc's event tracking is off for devseq's context: every buffer devseq makes lives on the
+//! one stream that uses it, so the stream's order is all the ordering there is, and no event
+//! is recorded or waited for at each launch.
+
+use super::jit::Jit;
+use super::mem::{Mailboxes, MemStats, Raw};
+use super::single_pass::StreamState;
+use super::tuning::Arch;
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaContext, CudaStream, DriverError, sys};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// `Error::Cuda` naming the call, the driver's error name and its description.
+pub(crate) fn driver_error(e: DriverError, call: &str) -> Error {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let desc = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Error::Cuda(format!("{call}: {name} ({desc})"))
+}
+
+/// `Ok` or `Error::Cuda` naming the call, for a raw driver status.
+pub(crate) fn check(r: sys::CUresult, call: &'static str) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(driver_error(DriverError(r), call))
+    }
+}
+
+/// Extension: `.cuda("call")?` turns a cudarc error into `Error::Cuda` (out of memory into
+/// `Error::OutOfMemory` where the caller says how many bytes it asked for).
+pub(crate) trait DriverResult<T> {
+    fn cuda(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> DriverResult<T> for std::result::Result<T, DriverError> {
+    fn cuda(self, call: &'static str) -> Result<T> {
+        self.map_err(|e| driver_error(e, call))
+    }
+}
+
+/// Whether the CUDA driver library can be loaded (cudarc panics on first use where it cannot,
+/// so this is asked first, once).
+fn driver_present() -> bool {
+    static P: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open the library by its candidate names.
+    *P.get_or_init(|| unsafe { sys::is_culib_present() })
+}
+
+/// Whether the NVRTC library can be loaded.
+pub(crate) fn nvrtc_present() -> bool {
+    static P: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to open the library by its candidate names.
+    *P.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+}
+
+/// Whether the driver library exports `name` (for entry points newer than the oldest
+/// supported driver; cudarc panics when a missing one is called).
+pub(crate) fn driver_has(name: &str) -> bool {
+    // SAFETY: `culib` is only called once `driver_present` said the library loads; looking up a
+    // symbol has no side effects.
+    driver_present()
+        && unsafe {
+            sys::culib()
+                .get::<*const std::ffi::c_void>(name.as_bytes())
+                .is_ok()
+        }
+}
+
+/// One CUDA device with a stream of its own.
+pub(crate) struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    pub arch: Arch,
+    pub jit: Arc<Jit>,
+    /// Bytes of live buffers (sequences and temporaries), and their high-water mark.
+    pub mem: Arc<MemStats>,
+    /// The single-pass kernels' tile counter and look-back words, the reductions' partials.
+    pub passes: StreamState,
+    /// Small results that kernels leave for the host.
+    pub mail: Mailboxes,
+    /// Page-locked host memory for small read-backs that no kernel leaves in a mailbox (a bad
+    /// index's value, a sort's error word, single elements).
+    pub staging: Mutex<Raw>,
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` with a new stream.
+    pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        if !driver_present() {
+            return Err(Error::NoCuda(
+                "the CUDA driver library (libcuda.so) was not found".into(),
+            ));
+        }
+        let count = CudaContext::device_count()
+            .map_err(|e| Error::NoCuda(driver_error(e, "cuDeviceGetCount").to_string()))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoCuda(format!(
+                "GPU {ordinal} requested, {count} present"
+            )));
+        }
+        if !nvrtc_present() {
+            return Err(Error::NoCuda(
+                "the NVRTC library (libnvrtc.so) was not found; devseq compiles its kernels with it"
+                    .into(),
+            ));
+        }
+        let ctx = CudaContext::new(ordinal).cuda("cuDevicePrimaryCtxRetain")?;
+        // SAFETY: devseq orders all work on a buffer through the one stream that made it
+        // (documented for users who hand buffers in or out), so cudarc need not record events.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().cuda("cuStreamCreate")?;
+        let attr = |a| ctx.attribute(a).cuda("cuDeviceGetAttribute");
+        use sys::CUdevice_attribute as A;
+        let arch = Arch {
+            major: attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32,
+            minor: attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32,
+            sms: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize,
+        };
+        let name = ctx.name().cuda("cuDeviceGetName")?;
+        super::mem::keep_pool_memory(&ctx)?;
+        let jit = Jit::for_device(&ctx, arch)?;
+        let mem = Arc::new(MemStats::default());
+        Ok(Arc::new(Gpu {
+            passes: StreamState::new(&stream)?,
+            mail: Mailboxes::default(),
+            staging: Mutex::new(Raw::pinned(&ctx, 4096)?),
+            ctx,
+            stream,
+            name,
+            arch,
+            jit,
+            mem,
+        }))
+    }
+
+    /// Waits for all work queued on this stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().cuda("cuStreamSynchronize")
+    }
+
+    /// Total and free device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        let (free, total) = self.ctx.mem_get_info().cuda("cuMemGetInfo")?;
+        Ok((total, free))
+    }
+
+    /// Runs `f` between two events on this stream and returns the milliseconds between them
+    /// (waits for the stream).
+    pub fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        if !driver_has("cuEventElapsedTime_v2") {
+            return Err(Error::NoCuda(
+                "the driver lacks cuEventElapsedTime_v2 (CUDA 12.8 or later)".into(),
+            ));
+        }
+        let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(timed).cuda("cuEventRecord")?;
+        f()?;
+        let end = self.stream.record_event(timed).cuda("cuEventRecord")?;
+        let ms = start.elapsed_ms(&end).cuda("cuEventElapsedTime")?;
+        Ok(ms as f64)
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // Work still queued may use the look-back words, mailboxes and staging memory that
+        // drop with `self`: let it finish first.
+        let _ = self.stream.synchronize();
+    }
+}

@@ -1,0 +1,93 @@
+//! `histogram` on the GPU (`kernels/histogram.cu`).
+
+use super::gpu::Gpu;
+use super::key::{HistogramKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::tuning;
+use crate::error::Result;
+use crate::item::ScalarType;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_histogram`'s parameters (`lo`, `hi`: compute bits).
+    HistogramParams {
+        n: u64,
+        counts: Ptr,
+        bins: u64,
+        lo: u64,
+        hi: u64,
+    }
+);
+
+impl Template for HistogramKey {
+    type Params = HistogramParams;
+    const FILE: &'static str = "histogram.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_histogram<{}, {}, {}, {}>",
+            s[0], self.wide, self.smem, self.block
+        )
+    }
+}
+
+/// Bins that fit the per-block shared counters (`SMEM_BINS` in the kernel).
+const SMEM_BINS: u64 = 8192;
+
+fn key(ty: ScalarType, bins: u64) -> HistogramKey {
+    HistogramKey {
+        // 64-bit integers (or absurd bin counts) need a 128-bit product for the exact bin.
+        wide: !ty.is_float() && (ty.size() == 8 || bins > u32::MAX as u64),
+        smem: bins <= SMEM_BINS,
+        block: tuning::FLAT_BLOCK,
+    }
+}
+
+/// Counts of `bins` equal bins over [lo, hi) (compute bits) of `src`.
+pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) -> Result<Buffer> {
+    let counts = Buffer::new(gpu, bins as usize * 8)?;
+    gpu.fill(&counts, 1, 0, bins as usize * 8)?;
+    let n = src.len;
+    if n == 0 {
+        return Ok(counts);
+    }
+    let (ty, block) = (src.ty(), tuning::FLAT_BLOCK);
+    let vec = tuning::vec(ty.size());
+    let k = gpu.kernel(key(ty, bins), &[(src, vec)])?;
+    let grid = k.wave(block, (n as u64).div_ceil(block as u64 * vec as u64))?;
+    k.launch(
+        grid,
+        block,
+        0,
+        &HistogramParams {
+            n: n as u64,
+            counts: counts.ptr(),
+            bins,
+            lo,
+            hi,
+        },
+    )?;
+    Ok(counts)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for t in ScalarType::ALL {
+            let vec = tuning::vec(t.size());
+            for (bins, avec) in [(256, vec), (100_000, 0)] {
+                v.push(KernelKey {
+                    family: key(t, bins).into(),
+                    sources: vec![SourceKey::plain(t, avec)],
+                });
+            }
+        }
+        v
+    }
+}

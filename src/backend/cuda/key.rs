@@ -1,0 +1,127 @@
+//! Kernel keys: what names one compiled kernel instance. A key is typed data, hashed and
+//! compared without any formatting; the C++ that instantiates the kernel is printed only when
+//! the key is not in the cache (`jit.rs`).
+//!
+//! A key is the family's own key (its operator, flags and launch shape) and the keys of the
+//! sources the kernel reads (their element types, expression shapes and alignment). Each
+//! family's file implements `Template` for its key: the kernel file, the template's name
+//! expression, the parameter struct the kernel takes, and the variants a compile check
+//! builds.
+
+use super::launch::KernelParams;
+use super::source::SourceKey;
+use crate::item::ScalarType;
+use crate::op::Op;
+
+/// A family's key: how it becomes a kernel template instance.
+pub(crate) trait Template: Copy + Into<Family> {
+    /// The parameter struct the kernel takes after its sources.
+    type Params: KernelParams;
+    /// The kernel file in `kernels/` that defines the template.
+    const FILE: &'static str;
+    /// The name expression of the instance, given the C++ names of its sources' types.
+    fn name(&self, sources: &[String]) -> String;
+}
+
+/// The key of one kernel instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct KernelKey {
+    pub family: Family,
+    pub sources: Vec<SourceKey>,
+}
+
+/// The C++ functor of an operator.
+pub(crate) fn op_functor(op: Op) -> &'static str {
+    match op {
+        Op::Add => "ds::OpAdd",
+        Op::Mul => "ds::OpMul",
+        Op::Min => "ds::OpMin",
+        Op::Max => "ds::OpMax",
+        Op::BitAnd => "ds::OpAnd",
+        Op::BitOr => "ds::OpOr",
+        Op::BitXor => "ds::OpXor",
+    }
+}
+
+macro_rules! families {
+    ($($(#[$doc:meta])* $variant:ident($key:ident { $($field:ident: $ty:ty),* $(,)? }),)*) => {
+        /// Every kernel family, with its key.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub(crate) enum Family {
+            $($variant($key),)*
+        }
+
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub(crate) struct $key {
+                $(pub $field: $ty,)*
+            }
+
+            impl From<$key> for Family {
+                fn from(k: $key) -> Family {
+                    Family::$variant(k)
+                }
+            }
+        )*
+
+        impl Family {
+            /// The kernel file.
+            pub fn file(&self) -> &'static str {
+                match self {
+                    $(Family::$variant(_) => <$key as Template>::FILE,)*
+                }
+            }
+
+            /// The name expression, given the C++ names of the sources' types.
+            pub fn name(&self, sources: &[String]) -> String {
+                match self {
+                    $(Family::$variant(k) => k.name(sources),)*
+                }
+            }
+
+            /// The C++ twins of every family's parameter struct (a kernel file defines the
+            /// kernels of several families).
+            pub fn all_params() -> &'static str {
+                static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+                P.get_or_init(|| {
+                    let mut s = String::new();
+                    $(s.push_str(&<<$key as Template>::Params as KernelParams>::cpp());)*
+                    s
+                })
+            }
+        }
+    };
+}
+
+families! {
+    /// Materializing a source (`kernels/map.cu`).
+    Map(MapKey { block: u32, vec: u32, rounds: u32 }),
+    /// Reduction of a source (`kernels/reduce.cu`).
+    Reduce(ReduceKey { op: Op, block: u32, vec: u32, rounds: u32, minb: u32 }),
+    /// Inclusive and exclusive scans (`kernels/scan.cu`).
+    Scan(ScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
+    /// Segmented scans (`kernels/segment.cu`).
+    SegScan(SegScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
+    /// One value per segment (`kernels/segment.cu`); `wide`: 64-bit segment counts.
+    SegReduce(SegReduceKey { op: Op, wide: bool, block: u32, rounds: u32, minb: u32 }),
+    /// Head flags of runs (`kernels/segment.cu`).
+    HeadFlags(HeadFlagsKey { block: u32 }),
+    /// Stream compaction (`kernels/compact.cu`); `wide`: 64-bit counts.
+    Compact(CompactKey { wide: bool, block: u32, rounds: u32, minb: u32 }),
+    /// Gather (`kernels/gather.cu`).
+    Gather(GatherKey { block: u32, vec: u32, rounds: u32 }),
+    /// Scatter (`kernels/gather.cu`).
+    Scatter(ScatterKey { block: u32, vec: u32, rounds: u32 }),
+    /// How far apart a scatter's writes are (`kernels/gather.cu`).
+    Spread(SpreadKey { block: u32 }),
+    /// The radix sort's digit counts and plan (`kernels/sort.cu`).
+    SortHist(SortHistKey { block: u32 }),
+    /// One radix sort pass (`kernels/sort.cu`).
+    SortPass(SortPassKey { values: bool, block: u32, items: u32, minb: u32 }),
+    /// The runs of scatter_combine (`kernels/combine.cu`).
+    Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
+    /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
+    /// counters.
+    Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),
+}

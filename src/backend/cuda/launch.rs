@@ -1,0 +1,193 @@
+//! Kernel launches. A kernel takes its sources by value (one parameter each, the structs
+//! `source.rs` describes) and then one parameter struct of its family, declared once with
+//! `kernel_params!`, which gives both the Rust `#[repr(C)]` struct and its C++ twin. The one
+//! unsafe launch (`launch_raw`) is reached only through `Bound::launch`, whose kernel, sources
+//! and parameter type come from the same key.
+
+use super::gpu::{DriverResult, Gpu};
+use super::jit::Kernel;
+use super::key::{KernelKey, Template};
+use super::mem::Ptr;
+use super::source::{self, SourceArgs};
+use crate::error::{Error, Result};
+use crate::source::Source;
+use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, sys};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A kernel's parameter struct, laid out as its C++ twin.
+pub(crate) trait KernelParams: DeviceRepr + Copy {
+    /// The C++ twin (`struct Name { ... };`).
+    fn cpp() -> String;
+}
+
+/// The C++ spelling of a parameter field's type.
+pub(crate) trait CppType {
+    const CPP: &'static str;
+}
+impl CppType for Ptr {
+    const CPP: &'static str = "void*";
+}
+impl CppType for u64 {
+    const CPP: &'static str = "u64";
+}
+impl CppType for u32 {
+    const CPP: &'static str = "u32";
+}
+
+/// Declares a kernel parameter struct (fields of type `Ptr`, `u64` or `u32`) and its C++
+/// twin of the same name, fields in the same order.
+macro_rules! kernel_params {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident: $ty:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, Default)]
+        pub(crate) struct $name {
+            $($(#[$fm])* pub $field: $ty,)*
+        }
+
+        // SAFETY: a `repr(C)` struct of plain integers and addresses, laid out as the C++
+        // struct that `cpp` prints (the same fields, types of the same size and alignment, in
+        // the same order), which is the kernel's parameter.
+        unsafe impl cudarc::driver::DeviceRepr for $name {}
+
+        impl $crate::backend::cuda::launch::KernelParams for $name {
+            fn cpp() -> String {
+                let mut s = format!("struct {} {{", stringify!($name));
+                $(
+                    s.push_str(" ");
+                    s.push_str(<$ty as $crate::backend::cuda::launch::CppType>::CPP);
+                    s.push_str(concat!(" ", stringify!($field), ";"));
+                )*
+                s.push_str(" };\n");
+                s
+            }
+        }
+    };
+}
+pub(crate) use kernel_params;
+
+/// A kernel with its sources bound, ready to launch with parameters `P`.
+pub(crate) struct Bound<'a, P> {
+    gpu: &'a Gpu,
+    kernel: Arc<Kernel>,
+    sources: Vec<SourceArgs>,
+    _p: PhantomData<P>,
+}
+
+impl Gpu {
+    /// The kernel of `key` reading `sources` (each with the vector width its kernel reads it
+    /// in), compiled on first use, with the sources' arguments.
+    pub fn kernel<K: Template>(
+        &self,
+        key: K,
+        sources: &[(&Source, u32)],
+    ) -> Result<Bound<'_, K::Params>> {
+        let keys = sources
+            .iter()
+            .map(|(s, vec)| source::key(s, *vec))
+            .collect::<Result<Vec<_>>>()?;
+        let args = sources
+            .iter()
+            .map(|(s, _)| source::args(s))
+            .collect::<Result<Vec<_>>>()?;
+        let kernel = self.jit.get(&KernelKey {
+            family: key.into(),
+            sources: keys,
+        })?;
+        Ok(Bound {
+            gpu: self,
+            kernel,
+            sources: args,
+            _p: PhantomData,
+        })
+    }
+}
+
+impl<P: KernelParams> Bound<'_, P> {
+    /// Queues the kernel with `grid` blocks of `block` threads and `smem` bytes of dynamic
+    /// shared memory a block. The kernel's limit on dynamic shared memory is raised to `smem`
+    /// first (once for each larger size): static and dynamic shared memory together beyond 48
+    /// KB need it, whichever part is the larger.
+    pub fn launch(&self, grid: u64, block: u32, smem: u32, params: &P) -> Result<()> {
+        if grid == 0 {
+            return Ok(());
+        }
+        if grid > i32::MAX as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "a launch of {} with {grid} blocks exceeds the grid limit",
+                self.kernel.name
+            )));
+        }
+        let k = &self.kernel;
+        if smem > 0 && k.smem_limit.load(Ordering::Relaxed) < smem {
+            k.func
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
+                .cuda("cuFuncSetAttribute")?;
+            k.smem_limit.store(smem, Ordering::Relaxed);
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        // SAFETY: `Gpu::kernel` compiled this kernel from a key whose source keys and family
+        // were made from the same sources (`self.sources`) and whose family's parameter
+        // struct is `P`: the template takes exactly those sources, then a `P`.
+        unsafe { launch_raw(self.gpu, k, cfg, &self.sources, params) }
+    }
+
+    /// How many blocks of `block` threads fit on one multiprocessor.
+    pub fn occupancy(&self, block: u32) -> Result<u32> {
+        let k = &self.kernel;
+        if let Some(&v) = k.occupancy.get() {
+            return Ok(v);
+        }
+        let n = k
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        let v = n.max(1);
+        let _ = k.occupancy.set(v);
+        Ok(v)
+    }
+
+    /// Blocks for a grid-stride kernel over `tiles` tiles: one full wave of the device, or
+    /// fewer where there are fewer tiles. Fixed for a given size and device, so kernels that
+    /// combine per block stay deterministic.
+    pub fn wave(&self, block: u32, tiles: u64) -> Result<u64> {
+        let occ = self.occupancy(block)? as u64;
+        Ok(tiles.min(self.gpu.arch.sms as u64 * occ).max(1))
+    }
+}
+
+/// Queues `kernel` on the stream with the source arguments and then `params`.
+///
+/// # Safety
+///
+/// The kernel's parameters must be exactly one source struct for each of `sources`, of the
+/// types that those arguments were made for (`source::key` and `source::args` of the same
+/// sources), and then a `P`; every address in them must be valid for what the kernel does with
+/// it until the kernel ends (buffers held by their sources, or by the caller until the work is
+/// queued: buffers free themselves in stream order).
+unsafe fn launch_raw<P: KernelParams>(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    cfg: LaunchConfig,
+    sources: &[SourceArgs],
+    params: &P,
+) -> Result<()> {
+    let mut b = gpu.stream.launch_builder(&kernel.func);
+    for s in sources {
+        b.arg(s);
+    }
+    b.arg(params);
+    // SAFETY: as this function's caller promises; the arguments live until `launch` returns,
+    // and the driver copies them before then.
+    unsafe { b.launch(cfg) }.cuda("cuLaunchKernel")?;
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Sources made stored (`copy`, and every read of a lazy sequence by the host): a copy where
+//! the source is a stored column, a fill where it is one value, else the `ds_map` kernel
+//! (`kernels/map.cu`) evaluating the source tile by tile; uploads and downloads.
+
+use super::gpu::Gpu;
+use super::key::{MapKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr, column_ptr};
+use super::tuning;
+use crate::error::Result;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_map`'s parameters.
+    MapParams { out: Ptr, n: u64 }
+);
+
+impl Template for MapKey {
+    type Params = MapParams;
+    const FILE: &'static str = "map.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_map<{}, {}, {}, {}>",
+            s[0], self.block, self.vec, self.rounds
+        )
+    }
+}
+
+/// Elements a thread takes per access for `src` (by the widest of its type and its columns').
+fn map_vec(src: &Source) -> u32 {
+    let widest = src
+        .columns
+        .iter()
+        .map(|c| c.ty.size())
+        .chain([src.ty().size()])
+        .max()
+        .unwrap_or(1);
+    tuning::vec(widest)
+}
+
+/// The elements of `src`, stored in a new buffer.
+pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
+    let (n, ty) = (src.len, src.ty());
+    let bytes = n * ty.size();
+    let out = Buffer::new(gpu, bytes)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    if let Some(c) = src.as_column() {
+        gpu.copy(&out, column_ptr(c)?, bytes)?;
+        return Ok(out);
+    }
+    if let Some(bits) = src.as_constant()
+        && ty.size() <= 4
+    {
+        let stored = ty.stored_from_compute(bits);
+        gpu.fill(&out, ty.size(), stored as u32, n)?;
+        return Ok(out);
+    }
+    let sh = tuning::map();
+    let vec = map_vec(src);
+    let key = MapKey {
+        block: sh.block,
+        vec,
+        rounds: sh.rounds,
+    };
+    let k = gpu.kernel(key, &[(src, vec)])?;
+    // A block a tile (the kernel strides only past the largest grid).
+    let grid = sh.tiles(n, vec).clamp(1, i32::MAX as u64);
+    k.launch(
+        grid,
+        sh.block,
+        0,
+        &MapParams {
+            out: out.ptr(),
+            n: n as u64,
+        },
+    )?;
+    Ok(out)
+}
+
+/// The elements of `src` into `out` (stored bits), waiting for them.
+pub(crate) fn download(gpu: &Gpu, src: &Source, out: &mut [u8]) -> Result<()> {
+    match src.as_column() {
+        Some(c) => gpu.read(c, out),
+        None => {
+            let b = materialize(gpu, src)?;
+            gpu.read(&b.into_column(src.ty(), src.len), out)
+        }
+    }
+}
+
+/// A new buffer holding `bytes`.
+pub(crate) fn upload(gpu: &Gpu, bytes: &[u8]) -> Result<Buffer> {
+    let b = Buffer::new(gpu, bytes.len())?;
+    gpu.write(&b, bytes)?;
+    Ok(b)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+    use crate::item::ScalarType;
+
+    /// The instances a compile check builds: every element type, stored and aligned or not, and
+    /// lazy sources of every leaf kind.
+    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
+        let sh = tuning::map();
+        let mut v = Vec::new();
+        for ty in ScalarType::ALL {
+            let vec = tuning::vec(ty.size());
+            for avec in [vec, 0] {
+                v.push(KernelKey {
+                    family: MapKey {
+                        block: sh.block,
+                        vec,
+                        rounds: sh.rounds,
+                    }
+                    .into(),
+                    sources: vec![SourceKey::plain(ty, avec)],
+                });
+            }
+        }
+        for s in lazy {
+            v.push(KernelKey {
+                family: MapKey {
+                    block: sh.block,
+                    vec: s.avec.max(1),
+                    rounds: sh.rounds,
+                }
+                .into(),
+                sources: vec![s.clone()],
+            });
+        }
+        v
+    }
+}

@@ -1,0 +1,347 @@
+//! The GPU backend: one CUDA device through cudarc (`gpu.rs`: its primary context and one
+//! stream per `Device`), device memory from the stream-ordered pool (`mem.rs`), the shared
+//! machinery of single-pass kernels (`single_pass.rs`), typed kernel keys (`key.rs`), sources
+//! as kernel parameters (`source.rs`), launches (`launch.rs`), run-time compilation
+//! (`jit.rs`), launch shapes (`tuning/`), and one file per algorithm family.
+//!
+//! Every `unsafe` block of the crate lives in this folder.
+
+mod combine;
+mod compact;
+mod gather;
+mod gpu;
+mod histogram;
+pub(crate) mod jit;
+mod key;
+mod launch;
+mod map;
+mod mem;
+mod reduce;
+mod scan;
+mod segment;
+mod single_pass;
+mod sort;
+mod source;
+mod tuning;
+
+use super::{Backend, Init, SortValues};
+use crate::error::Result;
+use crate::item::ScalarType;
+use crate::op::Op;
+use crate::source::{Column, Source};
+use gpu::Gpu;
+use mem::Buffer;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A CUDA GPU as a backend.
+pub(crate) struct CudaBackend {
+    gpu: Arc<Gpu>,
+}
+
+impl CudaBackend {
+    /// GPU `ordinal` with a new stream, or `Error::NoCuda`.
+    pub fn new(ordinal: usize) -> Result<CudaBackend> {
+        Ok(CudaBackend {
+            gpu: Gpu::new(ordinal)?,
+        })
+    }
+}
+
+fn column(b: Buffer, ty: ScalarType, len: usize) -> Column {
+    b.into_column(ty, len)
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> String {
+        self.gpu.name.clone()
+    }
+
+    fn is_cuda(&self) -> bool {
+        true
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+
+    fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        self.gpu.time(f)
+    }
+
+    fn memory(&self) -> Result<(usize, usize)> {
+        self.gpu.memory()
+    }
+
+    fn memory_in_use(&self) -> usize {
+        self.gpu.mem.in_use.load(Ordering::Relaxed)
+    }
+
+    fn peak_memory_in_use(&self) -> usize {
+        self.gpu.mem.peak.load(Ordering::Relaxed)
+    }
+
+    fn reset_peak_memory(&self) {
+        let m = &self.gpu.mem;
+        m.peak
+            .store(m.in_use.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    fn upload(&self, ty: ScalarType, bytes: &[u8], len: usize) -> Result<Column> {
+        Ok(column(map::upload(&self.gpu, bytes)?, ty, len))
+    }
+
+    fn download(&self, src: &Source, out: &mut [u8]) -> Result<()> {
+        map::download(&self.gpu, src, out)
+    }
+
+    fn materialize(&self, src: &Source) -> Result<Column> {
+        Ok(column(map::materialize(&self.gpu, src)?, src.ty(), src.len))
+    }
+
+    fn reduce(&self, src: &Source, op: Op) -> Result<u64> {
+        reduce::reduce(&self.gpu, src, op)
+    }
+
+    fn reduce_to_column(&self, src: &Source, op: Op) -> Result<Column> {
+        let b = reduce::reduce_to_buffer(&self.gpu, src, op)?;
+        Ok(column(b, src.ty(), 1))
+    }
+
+    fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column> {
+        let b = scan::scan(&self.gpu, src, op, init)?;
+        Ok(column(b, src.ty(), src.len))
+    }
+
+    fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column> {
+        let b = segment::scan(&self.gpu, src, flags, op, init)?;
+        Ok(column(b, src.ty(), src.len))
+    }
+
+    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column> {
+        let (b, segments) = segment::reduce_segments(&self.gpu, src, flags, op)?;
+        Ok(column(b, src.ty(), segments))
+    }
+
+    fn head_flags(&self, src: &Source) -> Result<Column> {
+        let b = segment::head_flags(&self.gpu, src)?;
+        Ok(column(b, ScalarType::U8, src.len))
+    }
+
+    fn compact(&self, src: &Source, flags: &Source) -> Result<Column> {
+        let (b, count) = compact::compact(&self.gpu, src, flags)?;
+        Ok(column(b, src.ty(), count))
+    }
+
+    fn gather(&self, src: &Source, idx: &Source) -> Result<Column> {
+        let b = gather::gather(&self.gpu, src, idx)?;
+        Ok(column(b, src.ty(), idx.len))
+    }
+
+    fn scatter(&self, vals: &Source, idx: &Source, base: &Source) -> Result<Column> {
+        let b = gather::scatter(&self.gpu, vals, idx, base)?;
+        Ok(column(b, base.ty(), base.len))
+    }
+
+    fn scatter_combine(
+        &self,
+        vals: &Source,
+        idx: &Source,
+        base: &Source,
+        op: Op,
+    ) -> Result<Column> {
+        let b = combine::scatter_combine(&self.gpu, vals, idx, base, op)?;
+        Ok(column(b, base.ty(), base.len))
+    }
+
+    fn sort(
+        &self,
+        keys: &Source,
+        values: Option<SortValues<'_>>,
+    ) -> Result<(Column, Option<Column>)> {
+        let s = sort::sort(&self.gpu, keys, values.map(|v| v.values))?;
+        Ok((s.keys, s.values))
+    }
+
+    fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {
+        let b = histogram::histogram(&self.gpu, src, bins as u64, lo, hi)?;
+        Ok(column(b, ScalarType::U64, bins))
+    }
+}
+
+/// Compiles the kernel instances of every family with NVRTC for sm_90, without a GPU: every
+/// element type, operator and variant the launchers can ask for, each family listing its own,
+/// and lazy sources with every kind of leaf. Needs the NVRTC library, so it is ignored by
+/// default: `cargo test --lib -- --ignored kernels_compile`. With `DEVSEQ_DUMP_DIR` set, the
+/// images are written there (for cuobjdump); `DEVSEQ_COMPILE_ONLY` keeps the instances whose
+/// name expression contains that text (e.g. `ds_segscan<ds::Col<i32`); `DEVSEQ_PTXAS_INFO=1`
+/// prints ptxas' registers and spills of each, and fails on any spill.
+#[cfg(test)]
+mod compile_check {
+    use super::key::KernelKey;
+    use super::source::SourceKey;
+    use super::*;
+    use crate::expr::{Expr, trace};
+    use crate::source::Storage;
+    use rayon::prelude::*;
+
+    struct NoMemory;
+    impl Storage for NoMemory {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    fn col(ty: ScalarType) -> Source {
+        Source::column(Column::new(ty, Arc::new(NoMemory), 10))
+    }
+
+    /// Lazy sources: one expression with every operator over two columns and a constant, the
+    /// positions as each index type, a constant, a half-precision chain, min/max against a
+    /// constant zero, and the benchmark's map.
+    fn lazy() -> Vec<SourceKey> {
+        let mut v = Vec::new();
+        let t = trace(&[ScalarType::F32, ScalarType::I32], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            let k = Expr::<i32>::from_node(id, a[1]);
+            let y = (x * 2.0 + 1.0)
+                .sqrt()
+                .exp()
+                .ln()
+                .sin()
+                .cos()
+                .tanh()
+                .floor()
+                .ceil();
+            let z = (y.round().abs().powf(x) - x / 3.0).min(x).max(-x);
+            let m = ((k % 7) & 3 | 1) ^ !k;
+            let s = (m << 3u32) >> Expr::constant(1u32);
+            let c = Expr::select(z.lt(1.0), s.cast::<f32>(), -z);
+            c.cast::<half::f16>()
+                .cast::<half::bf16>()
+                .cast::<f64>()
+                .cast::<u8>()
+                .cast::<i64>()
+        })
+        .unwrap();
+        let all = Source::map(&[&col(ScalarType::F32), &col(ScalarType::I32)], &t, 10);
+        v.push(SourceKey::assuming(&all, 2));
+        v.push(SourceKey::assuming(&all, 0));
+        for i in [ScalarType::U32, ScalarType::U64] {
+            v.push(SourceKey::assuming(&Source::sequence(i, 10), 4));
+            v.push(SourceKey::assuming(&Source::sequence(i, 10).slice(3, 5), 2));
+        }
+        v.push(SourceKey::assuming(
+            &Source::constant(ScalarType::F64, 0, 10),
+            2,
+        ));
+        let h = trace(&[ScalarType::F16], |a, id| {
+            Expr::<half::f16>::from_node(id, a[0]) * half::f16::from_f32(3.0)
+        })
+        .unwrap();
+        let once = Source::map(&[&col(ScalarType::F16)], &h, 10);
+        v.push(SourceKey::assuming(&Source::map(&[&once], &h, 10), 8));
+        let u = trace(&[ScalarType::U8], |a, id| {
+            Expr::<u8>::from_node(id, a[0]).cast::<f32>().cast::<u8>()
+        })
+        .unwrap();
+        v.push(SourceKey::assuming(
+            &Source::map(&[&col(ScalarType::U8)], &u, 10),
+            16,
+        ));
+        let z = trace(&[ScalarType::F32], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            Expr::constant(0.0f32).min(x).sqrt() + Expr::constant(0.0f32).max(x)
+        })
+        .unwrap();
+        v.push(SourceKey::assuming(
+            &Source::map(&[&col(ScalarType::F32)], &z, 10),
+            4,
+        ));
+        let b = trace(&[ScalarType::F32], |a, id| {
+            Expr::<f32>::from_node(id, a[0]) * 2.0 + 1.0
+        })
+        .unwrap();
+        v.push(SourceKey::assuming(
+            &Source::map(&[&col(ScalarType::F32)], &b, 10),
+            4,
+        ));
+        v
+    }
+
+    fn instances() -> Vec<KernelKey> {
+        let lazy = lazy();
+        let positions: Vec<SourceKey> = lazy
+            .iter()
+            .filter(|s| matches!(s.ty, ScalarType::U32 | ScalarType::U64))
+            .cloned()
+            .collect();
+        let mut v = Vec::new();
+        v.extend(map::check::variants(&lazy));
+        v.extend(reduce::check::variants());
+        v.extend(scan::check::variants());
+        v.extend(segment::check::variants());
+        v.extend(compact::check::variants(&positions));
+        v.extend(gather::check::variants());
+        v.extend(sort::check::variants(&positions));
+        v.extend(combine::check::variants());
+        v.extend(histogram::check::variants());
+        v
+    }
+
+    #[test]
+    #[ignore = "needs the NVRTC library; run with --ignored"]
+    fn kernels_compile() {
+        let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
+        let only = std::env::var("DEVSEQ_COMPILE_ONLY").unwrap_or_default();
+        let all: Vec<(KernelKey, String)> = instances()
+            .into_iter()
+            .map(|k| {
+                let name = jit::instance(&k).1;
+                (k, name)
+            })
+            .filter(|(_, name)| name.contains(&only))
+            .collect();
+        let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
+        let failures: Vec<String> = all
+            .par_iter()
+            .filter_map(|(key, name)| match jit::compile_for("sm_90", key, info) {
+                Ok((image, log)) => {
+                    if info {
+                        let report: Vec<&str> = log
+                            .lines()
+                            .filter(|l| l.contains("registers") || l.contains("spill"))
+                            .collect();
+                        println!("{name}: {}", report.join(" | "));
+                        if log.lines().any(|l| {
+                            l.contains("bytes spill")
+                                && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                        }) {
+                            return Some(format!("{name}: spills:\n{log}"));
+                        }
+                    }
+                    if let Some(d) = &dump {
+                        let file: String = name
+                            .chars()
+                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                            .collect();
+                        let _ = std::fs::create_dir_all(d);
+                        let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
+                    }
+                    None
+                }
+                Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
+                Err(e) => Some(format!("{name}: {e}")),
+            })
+            .collect();
+        println!(
+            "{} instances compiled, {} failed",
+            all.len(),
+            failures.len()
+        );
+        for f in failures.iter().take(5) {
+            println!("{f}");
+        }
+        assert!(failures.is_empty());
+    }
+}

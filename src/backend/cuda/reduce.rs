@@ -1,0 +1,125 @@
+//! `reduce` and `fold` on the GPU (`kernels/reduce.cu`): a fixed grid, one partial a block,
+//! the last block combining them in order.
+
+use super::gpu::Gpu;
+use super::key::{ReduceKey, Template, op_functor};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::single_pass::{PARTIAL_BYTES, counter};
+use super::tuning;
+use crate::error::Result;
+use crate::op::Op;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_reduce`'s parameters: `partial` holds a compute value a block, `done` counts the
+    /// blocks that finished, `result` gets the stored result.
+    ReduceParams {
+        n: u64,
+        partial: Ptr,
+        done: Ptr,
+        result: Ptr,
+    }
+);
+
+impl Template for ReduceKey {
+    type Params = ReduceParams;
+    const FILE: &'static str = "reduce.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_reduce<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            op_functor(self.op),
+            self.block,
+            self.vec,
+            self.rounds,
+            self.minb
+        )
+    }
+}
+
+fn key(size: usize, op: Op) -> ReduceKey {
+    let sh = tuning::REDUCE;
+    ReduceKey {
+        op,
+        block: sh.block,
+        vec: tuning::vec(size),
+        rounds: sh.rounds,
+        minb: tuning::reduce_min_blocks(size),
+    }
+}
+
+/// Queues the combination of the `n > 0` elements of `src` into `dst` (stored as their type).
+/// The grid depends on `n` and the device alone (not on the kernel instance), so that every
+/// source of the same elements gives the same bits.
+pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<()> {
+    let sh = tuning::REDUCE;
+    let key = key(src.ty().size(), op);
+    let k = gpu.kernel(key, &[(src, key.vec)])?;
+    let grid = sh
+        .tiles(src.len, key.vec)
+        .min(gpu.arch.sms as u64 * key.minb as u64)
+        .max(1);
+    // One partial result per block (8 bytes each, the widest accumulator): in the stream's
+    // buffer where the wave fits it.
+    let bytes = 8 * grid as usize;
+    let own = Buffer::new(gpu, if bytes > PARTIAL_BYTES { bytes } else { 0 })?;
+    let partial = if bytes > PARTIAL_BYTES {
+        own.ptr()
+    } else {
+        gpu.partials()
+    };
+    let params = ReduceParams {
+        n: src.len as u64,
+        partial,
+        done: gpu.counter(counter::DONE),
+        result: dst,
+    };
+    k.launch(grid, sh.block, 0, &params)
+}
+
+/// As `reduce_into`, waiting for the result: its stored bits (the result goes to mapped host
+/// memory, a zeroed slot: narrower results read as their bits, zero-extended).
+pub(crate) fn reduce(gpu: &Gpu, src: &Source, op: Op) -> Result<u64> {
+    let m = gpu.mailbox()?;
+    reduce_into(gpu, src, op, m.slot)?;
+    gpu.take_slot(m)
+}
+
+/// As `reduce_into`, into a new one-element buffer.
+pub(crate) fn reduce_to_buffer(gpu: &Gpu, src: &Source, op: Op) -> Result<Buffer> {
+    let out = Buffer::new(gpu, src.ty().size())?;
+    reduce_into(gpu, src, op, out.ptr())?;
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+    use crate::item::ScalarType;
+
+    /// The instances a compile check builds: every type and operator, aligned or not.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for ty in ScalarType::ALL {
+            let vec = tuning::vec(ty.size());
+            for op in Op::ALL
+                .into_iter()
+                .filter(|o| !(o.is_bitwise() && ty.is_float()))
+            {
+                for avec in [vec, 0] {
+                    v.push(KernelKey {
+                        family: key(ty.size(), op).into(),
+                        sources: vec![SourceKey::plain(ty, avec)],
+                    });
+                    if avec == 0 && op != Op::Add {
+                        break;
+                    }
+                }
+            }
+        }
+        v
+    }
+}

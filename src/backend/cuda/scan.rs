@@ -1,0 +1,112 @@
+//! `inclusive_scan` and `exclusive_scan` on the GPU (`kernels/scan.cu`): single pass, the
+//! tile staged in shared memory while the block looks back.
+
+use super::gpu::Gpu;
+use super::key::{ScanKey, Template, op_functor};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::tuning;
+use crate::backend::Init;
+use crate::error::Result;
+use crate::op::Op;
+use crate::source::Source;
+
+kernel_params!(
+    /// The parameters of `ds_scan` and the look-back of every single-pass kernel: the tile
+    /// counter and its base, the launch's epoch, the status words and the tile count.
+    ScanParams {
+        out: Ptr,
+        n: u64,
+        init: u64,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
+    }
+);
+
+impl Template for ScanKey {
+    type Params = ScanParams;
+    const FILE: &'static str = "scan.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_scan<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            op_functor(self.op),
+            self.block,
+            self.rounds,
+            self.minb,
+            self.exclusive
+        )
+    }
+}
+
+fn key(size: usize, op: Op, exclusive: bool) -> ScanKey {
+    let sh = tuning::scan(size);
+    ScanKey {
+        op,
+        block: sh.block,
+        rounds: sh.rounds,
+        minb: tuning::scan_min_blocks(),
+        exclusive,
+    }
+}
+
+/// The inclusive scan, or the exclusive one from `init`, of `src`.
+pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer> {
+    let (n, size) = (src.len, src.ty().size());
+    let out = Buffer::new(gpu, n * size)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let vec = tuning::vec(size);
+    let sh = tuning::scan(size);
+    let k = gpu.kernel(key(size, op, init.is_some()), &[(src, vec)])?;
+    // The tile waits in shared memory.
+    let smem = sh.tile(vec) * size as u32;
+    let tiles = sh.tiles(n, vec);
+    gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| ScanParams {
+        out: out.ptr(),
+        n: n as u64,
+        init: init.unwrap_or(0),
+        counter: s.counter,
+        status: s.status,
+        base: s.base,
+        epoch: s.epoch,
+        tiles: tiles as u32,
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+    use crate::item::ScalarType;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for ty in ScalarType::ALL {
+            let vec = tuning::vec(ty.size());
+            for op in Op::ALL
+                .into_iter()
+                .filter(|o| !(o.is_bitwise() && ty.is_float()))
+            {
+                for exclusive in [false, true] {
+                    v.push(KernelKey {
+                        family: key(ty.size(), op, exclusive).into(),
+                        sources: vec![SourceKey::plain(ty, vec)],
+                    });
+                }
+            }
+            v.push(KernelKey {
+                family: key(ty.size(), Op::Max, false).into(),
+                sources: vec![SourceKey::plain(ty, 0)],
+            });
+        }
+        v
+    }
+}

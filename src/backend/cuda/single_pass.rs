@@ -1,0 +1,179 @@
+//! What the single-pass kernels (scans, segments, compaction, sort passes) share per stream:
+//! the tile counter, the look-back status words, tagged with a launch number (epoch) so that
+//! they need no clearing between launches, and the partial results of one-wave reductions.
+
+use super::gpu::Gpu;
+use super::launch::{Bound, KernelParams};
+use super::mem::{Ptr, Raw};
+use super::tuning;
+use crate::error::{Error, Result};
+use cudarc::driver::CudaStream;
+use std::sync::{Arc, Mutex};
+
+/// Bytes of the per-block partial results: 8 bytes for each of up to 8192 blocks.
+pub(crate) const PARTIAL_BYTES: usize = 8 * 8192;
+
+/// Index of the counters (each a 32-bit word).
+pub(crate) mod counter {
+    /// The tile counter of single-pass kernels (only grows; see `StreamState`).
+    pub const TILES: usize = 0;
+    /// The "blocks done" counter of kernels whose last block finishes the work (reset to 0
+    /// by that block).
+    pub const DONE: usize = 1;
+    /// Words in the counter block.
+    pub const WORDS: usize = 64;
+}
+
+/// Which status words a single-pass launch looks back over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// `ds::Slot`s of the scans, tagged with 30-bit epochs.
+    Scan,
+    /// 64-bit words of the sort passes, tagged with 22-bit epochs (`ds_sort_pass`).
+    Sort,
+}
+
+/// What a single-pass launch gets from `Gpu::reserve`.
+pub(crate) struct PassSlots {
+    pub counter: Ptr,
+    pub base: u32,
+    pub epoch: u32,
+    pub status: Ptr,
+}
+
+struct Words {
+    status: Option<Raw>,
+    epoch: u32,
+}
+
+struct Inner {
+    /// Value the tile counter will have when the next launch starts (the counter only grows,
+    /// so a launch's tiles are `counter - base`).
+    counter_base: u32,
+    scan: Words,
+    /// The sort passes' status words (one 64-bit word a tile and digit), apart from the scans'
+    /// so that no scan slot is ever read as one of them.
+    sort: Words,
+}
+
+/// Per-stream state of the single-pass kernels.
+pub(crate) struct StreamState {
+    counters: Raw,
+    partials: Raw,
+    inner: Mutex<Inner>,
+}
+
+impl StreamState {
+    pub fn new(stream: &Arc<CudaStream>) -> Result<StreamState> {
+        let words = || Words {
+            status: None,
+            epoch: 0,
+        };
+        Ok(StreamState {
+            counters: Raw::zeroed(stream, counter::WORDS * 4)?,
+            partials: Raw::zeroed(stream, PARTIAL_BYTES)?,
+            inner: Mutex::new(Inner {
+                counter_base: 0,
+                scan: words(),
+                sort: words(),
+            }),
+        })
+    }
+}
+
+impl Gpu {
+    /// The stream's buffer of PARTIAL_BYTES for per-block partial results.
+    pub fn partials(&self) -> Ptr {
+        self.passes.partials.ptr(&self.stream)
+    }
+
+    /// The address of counter word `i`.
+    pub fn counter(&self, i: usize) -> Ptr {
+        self.passes.counters.ptr(&self.stream).add(4 * i)
+    }
+
+    /// Reserves what a single-pass launch of `tiles` tiles needs: its slice of the tile counter,
+    /// an epoch, and at least `status_bytes` of status words of the given kind. `launch` runs
+    /// while the reservation is held, so launches take their tiles in the order they reserved
+    /// them.
+    pub fn reserve(
+        &self,
+        kind: Status,
+        tiles: u64,
+        status_bytes: usize,
+        launch: impl FnOnce(&PassSlots) -> Result<()>,
+    ) -> Result<()> {
+        let mut guard = self
+            .passes
+            .inner
+            .lock()
+            .map_err(|_| Error::Internal("stream state lock poisoned".into()))?;
+        let st = &mut *guard;
+        let (w, limit) = match kind {
+            // Scan epochs are 30 bits (kernels keep flag bits beside them).
+            Status::Scan => (&mut st.scan, (1u32 << 30) - 1),
+            // Sort words keep 40 bits of count and 2 of flags beside a 22-bit epoch.
+            Status::Sort => (&mut st.sort, (1u32 << 22) - 1),
+        };
+        let need = status_bytes.max(256);
+        if w.status.as_ref().is_none_or(|s| s.bytes() < need) {
+            // Grow by doubling; the old words are freed in stream order, after the launches
+            // that used them.
+            let bytes = need
+                .max(w.status.as_ref().map_or(0, |s| s.bytes() * 2))
+                .next_multiple_of(1 << 16);
+            w.status = Some(Raw::zeroed(&self.stream, bytes)?);
+            w.epoch = 0;
+        }
+        let status = match &w.status {
+            Some(s) => s,
+            None => return Err(Error::Internal("no status words".into())),
+        };
+        // Past the last epoch, clear the words and restart.
+        if w.epoch >= limit {
+            w.status = Some(Raw::zeroed(&self.stream, status.bytes())?);
+            w.epoch = 0;
+        }
+        w.epoch += 1;
+        let slots = PassSlots {
+            // Without the counter (null), kernels number their tiles by block index.
+            counter: if tuning::tile_counter() {
+                self.counter(counter::TILES)
+            } else {
+                Ptr(0)
+            },
+            base: st.counter_base,
+            epoch: w.epoch,
+            status: w.status.as_ref().map_or(Ptr(0), |s| s.ptr(&self.stream)),
+        };
+        launch(&slots)?;
+        st.counter_base = st.counter_base.wrapping_add(tiles as u32);
+        Ok(())
+    }
+
+    /// Launches a single-pass kernel over scan slots: `tiles` blocks of `block` threads with
+    /// `smem` bytes of dynamic shared memory each, its parameters made by `params` from the
+    /// reservation.
+    pub fn launch_single_pass<P: KernelParams>(
+        &self,
+        kernel: &Bound<'_, P>,
+        tiles: u64,
+        block: u32,
+        smem: u32,
+        params: impl FnOnce(&PassSlots) -> P,
+    ) -> Result<()> {
+        if tiles == 0 {
+            return Ok(());
+        }
+        if tiles > u32::MAX as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "{tiles} tiles are more than a single-pass launch numbers"
+            )));
+        }
+        // An aggregate slot and an inclusive-prefix slot a tile.
+        let status = 2 * tiles as usize * tuning::SLOT_BYTES;
+        self.reserve(Status::Scan, tiles, status, |s| {
+            kernel.launch(tiles, block, smem, &params(s))
+        })
+    }
+}

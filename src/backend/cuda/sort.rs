@@ -1,0 +1,305 @@
+//! `sort` and `sort_pairs` (and so `argsort`, a sort of the lazy positions) on the GPU
+//! (`kernels/sort.cu`): one histogram pass for all digits, then one Onesweep pass per 8-bit
+//! digit that the histogram did not find constant. The first pass that runs reads the keys
+//! and values from their sources, so lazy keys or values are evaluated there.
+
+use super::gpu::Gpu;
+use super::key::{SortHistKey, SortPassKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr, column_ptr};
+use super::single_pass::{Status, counter};
+use super::tuning;
+use crate::error::{Error, Result};
+use crate::item::ScalarType;
+use crate::source::{Column, Source};
+
+kernel_params!(
+    /// `ds_sort_hist`'s parameters.
+    SortHistParams {
+        n: u64,
+        hist: Ptr,
+        done: Ptr,
+        plan: Ptr,
+        check_len: u64,
+        err: Ptr,
+        lo: u32,
+        passes: u32,
+    }
+);
+
+kernel_params!(
+    /// `ds_sort_pass`'s parameters.
+    SortPassParams {
+        ka: Ptr,
+        kb: Ptr,
+        va: Ptr,
+        vb: Ptr,
+        n: u64,
+        plan: Ptr,
+        status: Ptr,
+        counter: Ptr,
+        lo: u32,
+        pass: u32,
+        epoch: u32,
+        base: u32,
+    }
+);
+
+impl Template for SortHistKey {
+    type Params = SortHistParams;
+    const FILE: &'static str = "sort.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!("ds_sort_hist<{}, {}>", s[0], self.block)
+    }
+}
+
+impl Template for SortPassKey {
+    type Params = SortPassParams;
+    const FILE: &'static str = "sort.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_sort_pass<{}, {}, {}, {}, {}, {}>",
+            s[0], s[1], self.values as u32, self.block, self.items, self.minb
+        )
+    }
+}
+
+/// Dynamic shared memory of a digit pass (the layout at the top of ds_sort_pass).
+fn pass_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
+    let nw = block as usize / 32;
+    let tile = (block * items) as usize;
+    (2 * nw * RADIX * 4 + RADIX * 8 + 64 + tile * (key + value.unwrap_or(0))) as u32
+}
+
+const RADIX: usize = 256;
+const MAX_PASSES: usize = 8;
+/// sizeof(ds::SortPlan), rounded up.
+const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
+
+fn pass_key(key: ScalarType, value: Option<ScalarType>) -> SortPassKey {
+    let widest = key.size().max(value.map_or(1, |v| v.size()));
+    let (block, items, minb) = tuning::sort(widest, value.is_some());
+    SortPassKey {
+        values: value.is_some(),
+        block,
+        items,
+        minb,
+    }
+}
+
+/// The element at position `pos` of `src`, as u64 bits (waits for the stream).
+fn element(gpu: &Gpu, src: &Source, pos: u64) -> Result<u64> {
+    let size = src.ty().size();
+    let mut b = [0u8; 8];
+    match src.as_column() {
+        Some(c) => gpu.read_small(column_ptr(c)?.add(pos as usize * size), &mut b[..size])?,
+        None => super::map::download(gpu, &src.slice(pos as usize, 1), &mut b[..size])?,
+    }
+    Ok(u64::from_le_bytes(b))
+}
+
+/// `IndexOutOfBounds` for the index at position `pos` of `idx`, read back, against a target
+/// of `len` elements.
+pub(crate) fn index_error(gpu: &Gpu, idx: &Source, pos: u64, len: usize) -> Result<Error> {
+    Ok(Error::IndexOutOfBounds {
+        index: element(gpu, idx, pos)?,
+        len,
+    })
+}
+
+/// The low bits that indices below `len` occupy (0 for `len <= 1`).
+fn index_bits(len: usize) -> u32 {
+    if len <= 1 {
+        0
+    } else {
+        64 - ((len - 1) as u64).leading_zeros()
+    }
+}
+
+/// A sort whose bounds check (with `check_len > 0`) is still to be read.
+pub(crate) struct Sorted {
+    pub keys: Column,
+    pub values: Option<Column>,
+    input: Source,
+    check_len: u64,
+    /// Histograms, plan and the error word (last), kept until the check.
+    _tmp: Buffer,
+    err: Ptr,
+}
+
+impl Sorted {
+    /// The sorted values.
+    pub fn values(&self) -> Result<&Column> {
+        self.values
+            .as_ref()
+            .ok_or_else(|| Error::Internal("a sort returned no values".into()))
+    }
+
+    /// The word where the histogram notes a key out of range (zero: none), final once the
+    /// sort's kernels have run, for kernels queued after it to read.
+    pub fn error_word(&self) -> Ptr {
+        self.err
+    }
+
+    /// Waits for the stream; `Error::IndexOutOfBounds` for the first key at or above
+    /// `check_len`.
+    pub fn check(&self, gpu: &Gpu) -> Result<()> {
+        let w = gpu.read_u64(self.err)?;
+        if w == 0 {
+            return Ok(());
+        }
+        Err(index_error(gpu, &self.input, !w, self.check_len as usize)?)
+    }
+}
+
+/// Sorts the keys (stably) with their values on all their bits.
+pub(crate) fn sort(gpu: &Gpu, keys: &Source, values: Option<&Source>) -> Result<Sorted> {
+    let bits = keys.ty().bits();
+    sort_unchecked(gpu, keys, values, 0..bits, 0)
+}
+
+/// The (index, value) pairs sorted stably by index, on all the bits that indices below `len`
+/// occupy or (`top_digit`) on their top 8 alone; indices at or past `len` are checked by
+/// `Sorted::check`.
+pub(crate) fn sort_by_index(
+    gpu: &Gpu,
+    idx: &Source,
+    vals: &Source,
+    len: usize,
+    top_digit: bool,
+) -> Result<Sorted> {
+    let bits = index_bits(len);
+    let lo = if top_digit { bits.saturating_sub(8) } else { 0 };
+    sort_unchecked(gpu, idx, Some(vals), lo..bits, len as u64)
+}
+
+/// As `sort`, on the key bits `bits` (`lo..hi`, the keys' ordered bits), leaving the bounds
+/// check to the caller (`Sorted::check`), so that it can queue more work first. Keys at or
+/// above `check_len` are sorted on those bits like any.
+fn sort_unchecked(
+    gpu: &Gpu,
+    keys: &Source,
+    values: Option<&Source>,
+    bits: std::ops::Range<u32>,
+    check_len: u64,
+) -> Result<Sorted> {
+    let (n, kty) = (keys.len, keys.ty());
+    let ks = kty.size();
+    let vty = values.map(|v| v.ty());
+    let vsize = vty.map_or(0, |v| v.size());
+    let lo = bits.start.min(bits.end);
+    let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
+    let pk = pass_key(kty, vty);
+    let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
+    let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
+    // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
+    if tiles > u32::MAX as u64 || n as u64 >= 1 << 40 {
+        return Err(Error::InvalidArgument(format!(
+            "{n} keys are too many to sort"
+        )));
+    }
+    let ka = Buffer::new(gpu, n * ks)?;
+    let kb = Buffer::new(gpu, if passes > 1 { n * ks } else { 0 })?;
+    let va = Buffer::new(gpu, n * vsize)?;
+    let vb = Buffer::new(gpu, if passes > 1 { n * vsize } else { 0 })?;
+    // Temporaries, zeroed at once: histograms, plan, the error word. The passes' look-back
+    // words are the stream's (`Status::Sort`), tagged by launch, so they need no clearing.
+    let hist_bytes = MAX_PASSES * RADIX * 8;
+    let tmp = Buffer::new(gpu, hist_bytes + PLAN_BYTES + 8)?;
+    let hist = tmp.ptr();
+    let plan = hist.add(hist_bytes);
+    let err = plan.add(PLAN_BYTES);
+    gpu.fill(&tmp, 1, 0, hist_bytes + PLAN_BYTES + 8)?;
+    if n > 0 {
+        let block = tuning::FLAT_BLOCK;
+        let hk = gpu.kernel(SortHistKey { block }, &[(keys, tuning::vec(ks))])?;
+        let grid = hk.wave(block, (n as u64).div_ceil(block as u64 * 16))?;
+        hk.launch(
+            grid,
+            block,
+            0,
+            &SortHistParams {
+                n: n as u64,
+                hist,
+                done: gpu.counter(counter::DONE),
+                plan,
+                check_len,
+                err,
+                lo,
+                passes,
+            },
+        )?;
+        // Without values the keys stand in for them (never read).
+        let vsrc = values.unwrap_or(keys);
+        let k = gpu.kernel(pk, &[(keys, 1), (vsrc, 1)])?;
+        // At least one launch: where no pass runs, the first copies the keys through.
+        for pass in 0..passes.max(1) {
+            gpu.reserve(Status::Sort, tiles, tiles as usize * RADIX * 8, |s| {
+                let p = SortPassParams {
+                    ka: ka.ptr(),
+                    kb: kb.ptr(),
+                    va: va.ptr(),
+                    vb: vb.ptr(),
+                    n: n as u64,
+                    plan,
+                    status: s.status,
+                    counter: s.counter,
+                    lo,
+                    pass,
+                    epoch: s.epoch,
+                    base: s.base,
+                };
+                k.launch(tiles, pk.block, smem, &p)
+            })?;
+        }
+    }
+    Ok(Sorted {
+        keys: ka.into_column(kty, n),
+        values: vty.map(|t| va.into_column(t, n)),
+        input: keys.clone(),
+        check_len,
+        _tmp: tmp,
+        err,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for t in ScalarType::ALL {
+            for avec in [tuning::vec(t.size()), 0] {
+                v.push(KernelKey {
+                    family: SortHistKey {
+                        block: tuning::FLAT_BLOCK,
+                    }
+                    .into(),
+                    sources: vec![SourceKey::plain(t, avec)],
+                });
+            }
+            let k = SourceKey::plain(t, 1);
+            v.push(KernelKey {
+                family: pass_key(t, None).into(),
+                sources: vec![k.clone(), k.clone()],
+            });
+            for u in ScalarType::ALL {
+                v.push(KernelKey {
+                    family: pass_key(t, Some(u)).into(),
+                    sources: vec![k.clone(), SourceKey::plain(u, 1)],
+                });
+            }
+            for p in lazy_positions {
+                v.push(KernelKey {
+                    family: pass_key(t, Some(p.ty)).into(),
+                    sources: vec![k.clone(), p.clone()],
+                });
+            }
+        }
+        v
+    }
+}

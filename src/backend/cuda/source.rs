@@ -1,0 +1,225 @@
+//! Sources on the GPU: the key that names a source's kernel type, its C++ struct, and the
+//! argument words a launch passes for it.
+//!
+//! A stored column is `ds::Col<T, AVEC>` (kernels/block/source.cuh): one pointer. A lazy
+//! source is a struct printed for its expression: a pointer for each column, a `u64` for each
+//! constant, and `at`/`vec` that load the columns' elements and compute the expression. Its
+//! argument words are the columns' addresses, then the constants, all 8 bytes each, as the
+//! struct lays them out.
+
+use super::mem::column_ptr;
+use crate::error::{Error, Result};
+use crate::expr::cuda::{ctype, print_nodes};
+use crate::expr::graph::{Graph, Kind};
+use crate::item::ScalarType;
+use crate::source::Source;
+use std::fmt::Write;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// The expression of a lazy source, compared by content and hashed by the source's hash.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape {
+    hash: u64,
+    graph: Arc<Graph>,
+}
+
+impl PartialEq for Shape {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && (Arc::ptr_eq(&self.graph, &other.graph) || self.graph == other.graph)
+    }
+}
+impl Eq for Shape {}
+impl Hash for Shape {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.hash.hash(state)
+    }
+}
+
+/// What names a source's C++ type in a kernel key: its element type, its expression (none
+/// for a stored column), and the vectors its columns are aligned for (0: none).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SourceKey {
+    pub ty: ScalarType,
+    pub shape: Option<Shape>,
+    pub avec: u32,
+}
+
+impl SourceKey {
+    /// A stored column of `ty` aligned for vectors of `avec` elements (0: unaligned).
+    #[cfg(test)]
+    pub fn plain(ty: ScalarType, avec: u32) -> SourceKey {
+        SourceKey {
+            ty,
+            shape: None,
+            avec,
+        }
+    }
+
+    /// The key of `src` as if aligned for vectors of `avec` elements (for compile checks,
+    /// whose sources have no memory).
+    #[cfg(test)]
+    pub fn assuming(src: &Source, avec: u32) -> SourceKey {
+        SourceKey {
+            ty: src.ty(),
+            shape: src.as_column().is_none().then(|| Shape {
+                hash: src.hash,
+                graph: src.graph.clone(),
+            }),
+            avec,
+        }
+    }
+}
+
+/// The most argument words a source may take (columns and constants together).
+pub(crate) const MAX_WORDS: usize = 96;
+
+/// A source's argument words (the kernel reads as many as its struct has).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct SourceArgs {
+    words: [u64; MAX_WORDS],
+}
+
+// SAFETY: plain words; the kernel reads the first `sizeof(S)` bytes, laid out by `args`.
+unsafe impl cudarc::driver::DeviceRepr for SourceArgs {}
+
+/// The key of `src` read in vectors of `vec` elements.
+pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
+    let aligned = src.columns.iter().try_fold(true, |ok, c| {
+        let align = (vec as usize * c.ty.size()).min(16);
+        Ok::<_, Error>(ok && column_ptr(c)?.aligned(align))
+    })?;
+    Ok(SourceKey {
+        ty: src.ty(),
+        shape: match src.as_column() {
+            Some(_) => None,
+            None => Some(Shape {
+                hash: src.hash,
+                graph: src.graph.clone(),
+            }),
+        },
+        avec: if aligned { vec } else { 0 },
+    })
+}
+
+/// The argument words of `src`.
+pub(crate) fn args(src: &Source) -> Result<SourceArgs> {
+    let n = src.columns.len() + src.params.len();
+    if n > MAX_WORDS {
+        return Err(Error::InvalidArgument(format!(
+            "an expression of {} columns and {} constants is more than a kernel takes ({MAX_WORDS}); \
+             copy() a part of it first",
+            src.columns.len(),
+            src.params.len()
+        )));
+    }
+    let mut words = [0u64; MAX_WORDS];
+    for (w, c) in words.iter_mut().zip(&src.columns) {
+        *w = column_ptr(c)?.0;
+    }
+    words[src.columns.len()..n].copy_from_slice(&src.params);
+    Ok(SourceArgs { words })
+}
+
+/// The C++ type of source `k` of a kernel.
+pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
+    match key.shape {
+        None => format!("ds::Col<{}, {}>", key.ty.name(), key.avec),
+        Some(_) => format!("S{k}"),
+    }
+}
+
+/// The struct of a lazy source `k` (nothing for a stored column).
+pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
+    let Some(shape) = &key.shape else {
+        return String::new();
+    };
+    let g = &*shape.graph;
+    let cols: Vec<ScalarType> = {
+        let mut c = Vec::new();
+        for n in &g.nodes {
+            if let Kind::Column(i) = n.kind {
+                if c.len() <= i as usize {
+                    c.resize(i as usize + 1, n.ty);
+                }
+                c[i as usize] = n.ty;
+            }
+        }
+        c
+    };
+    let params = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, Kind::Param(_)))
+        .count();
+    let t = key.ty.name();
+    let mut s = String::new();
+    let _ = writeln!(s, "struct S{k} {{");
+    let _ = writeln!(s, "  typedef {t} T;");
+    let _ = writeln!(s, "  static constexpr bool PLAIN = false;");
+    let _ = writeln!(s, "  static constexpr int AVEC = {};", key.avec);
+    for (i, ty) in cols.iter().enumerate() {
+        let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.name());
+    }
+    for i in 0..params {
+        let _ = writeln!(s, "  u64 p{i};");
+    }
+    // f: the expression from the columns' elements at a row.
+    let mut args: Vec<String> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| format!("const {} a{i}", ty.name()))
+        .collect();
+    args.push("const u64 row".into());
+    let _ = writeln!(s, "  DS_DEV T f({}) const {{", args.join(", "));
+    let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
+        Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
+        Kind::Param(i) => format!("ds::from_bits<{}>(p{i})", ctype(n.ty)),
+        Kind::Index => "row".into(),
+        _ => "0".into(),
+    });
+    // A computed result leaves as its type's one NaN where it is NaN (as on the host).
+    let out = if g.out_is_computed() {
+        format!("ds::canon({out})")
+    } else {
+        out
+    };
+    let _ = writeln!(s, "    return ds::from_c<T>({out});\n  }}");
+    let at: Vec<String> = (0..cols.len())
+        .map(|i| format!("c{i}[i]"))
+        .chain(["i".to_string()])
+        .collect();
+    let _ = writeln!(
+        s,
+        "  DS_DEV T at(u64 i) const {{ return f({}); }}",
+        at.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {{"
+    );
+    let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
+    for (i, ty) in cols.iter().enumerate() {
+        let x = ty.name();
+        let _ = writeln!(
+            s,
+            "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
+        );
+    }
+    let vals: Vec<String> = (0..cols.len())
+        .map(|i| format!("a{i}[j]"))
+        .chain(["i + j".to_string()])
+        .collect();
+    let _ = writeln!(
+        s,
+        "#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = f({});",
+        vals.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "    }} else {{\n#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = at(i + j);\n    }}\n  }}\n}};"
+    );
+    s
+}

@@ -1,0 +1,249 @@
+//! Launch shapes per kernel family, by element size and architecture. Each entry says where
+//! its numbers came from; "first choice" entries are reasoned, not yet measured, and are
+//! revisited with the benchmark (docs/performance.md). Every number was measured on sm_90
+//! (H100, H200); other architectures take the same values until they are measured there.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A launch-shape value, overridable for tuning experiments through `DEVSEQ_TUNE` (a
+/// comma-separated list of `name=value`, e.g. `scan_rounds=8,sort_items=12`). Not for
+/// production use: shapes outside the tested ones may not compile.
+pub(crate) fn knob(name: &str, default: u32) -> u32 {
+    static K: OnceLock<HashMap<String, u32>> = OnceLock::new();
+    K.get_or_init(|| {
+        std::env::var("DEVSEQ_TUNE")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.trim().to_string(), v.trim().parse().ok()?))
+            })
+            .collect()
+    })
+    .get(name)
+    .copied()
+    .unwrap_or(default)
+}
+
+/// What the launch shapes depend on besides the data: the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Arch {
+    /// Compute capability.
+    pub major: u32,
+    pub minor: u32,
+    /// Multiprocessors.
+    pub sms: u32,
+    /// Bytes of L2 cache.
+    pub l2_bytes: usize,
+}
+
+/// Threads a block and rounds a tile (a round is one 16-byte access a thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub block: u32,
+    pub rounds: u32,
+}
+
+impl Shape {
+    /// Elements a tile of this shape holds, `vec` to an access.
+    pub(crate) fn tile(self, vec: u32) -> u32 {
+        self.block * self.rounds * vec
+    }
+
+    /// Tiles that cover `n` elements, `vec` to an access.
+    pub(crate) fn tiles(self, n: usize, vec: u32) -> u64 {
+        (n as u64).div_ceil(self.tile(vec) as u64)
+    }
+}
+
+/// Elements a thread takes in one 16-byte access (`size` the widest element involved).
+pub(crate) fn vec(size: usize) -> u32 {
+    (16 / size.clamp(1, 16)) as u32
+}
+
+/// Map, fill, sequence: 256 threads, 4 rounds (four 16-byte vectors a thread), a block a
+/// tile. Measured on an H200 (runs 16 and 20, docs/performance.md): one wave of blocks
+/// striding over the tiles stayed at 0.55-0.58 ms for 2^28 f32 whatever its shape (128-512
+/// threads, 1-4 rounds, with or without bulk copies through shared memory), against Thrust's
+/// 0.528; a block a tile took 0.526-0.533 ms with 2, 4 or 8 rounds. (`DEVSEQ_TUNE` knobs
+/// `map_block`, `map_rounds`.)
+pub(crate) fn map() -> Shape {
+    Shape {
+        block: knob("map_block", 256),
+        rounds: knob("map_rounds", 4),
+    }
+}
+
+/// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
+/// choice, as CUB's reduce tuning for 4-byte types (256 threads, 16 items).
+pub(crate) const REDUCE: Shape = Shape {
+    block: 256,
+    rounds: 4,
+};
+
+/// Blocks a multiprocessor of the reduction (`__launch_bounds__`, so every instance fits that
+/// many), and so its grid: the multiprocessors times this, whatever the source. The grid fixes
+/// the order in which float values are combined, so a lazy input reduces to the same bits as
+/// its stored copy. ptxas (sm_90, 2026-11-23) gave the stored instances 32 registers (f32: 33)
+/// for elements of 2 to 8 bytes, so 8 blocks fit; 1-byte elements keep 16 accumulators and
+/// used up to 87 registers (2 blocks then).
+pub(crate) fn reduce_min_blocks(size: usize) -> u32 {
+    if size == 1 { 2 } else { 8 }
+}
+
+/// `inclusive_scan` and `exclusive_scan`, whose tiles wait in shared memory (kernels/scan.cu):
+/// 256 threads and 16 rounds (a 64 KB tile for every element size; rounds x warps must not
+/// exceed 128), 3 blocks a multiprocessor. The look-back, not the data path, sets the pace, and
+/// it costs per tile, so tiles are as large as fits. Measured (2026-11-22, docs/performance.md):
+/// i32 scan of 2^28 on an H100 (run 42) 0.796 ms with 16 rounds x 3 blocks, 0.80 with 16 x 2,
+/// 0.815 with 11 x 4, 0.84 with 8 x 4, against 0.835 with 8 rounds in registers; on an H200
+/// (runs 41, 45) 0.638-0.644 with 11 x 4 and 0.606-0.611 with 16 x 3, against 0.665 in
+/// registers. (`DEVSEQ_TUNE` knobs `scan_rounds`, `scan_minb`.)
+pub(crate) fn scan(_size: usize) -> Shape {
+    Shape {
+        block: 256,
+        rounds: knob("scan_rounds", 16),
+    }
+}
+
+/// Single-pass kernels that hold their tile in registers (segmented scans and reduce,
+/// compaction, the runs of scatter_combine): 256 threads (8 warps) and rounds such that a
+/// thread holds 32 elements (16 for 8-byte types); rounds x warps must not exceed 128 (warp 0
+/// scans the chunk totals, up to four a lane). Measured on an H200 (2026-11-21,
+/// docs/performance.md): for 4-byte types 8 rounds with 3 blocks a multiprocessor took an
+/// inclusive scan of 2^28 from 0.80 ms (4 rounds, 4 blocks) to 0.67 ms, fewer tiles to look
+/// back over; 2 rounds were slower still.
+pub(crate) fn register_tile(size: usize) -> Shape {
+    let rounds = match size {
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    Shape { block: 256, rounds }
+}
+
+/// The single-pass kernels over (value, flag) pairs (segmented scans and reduce): as
+/// `register_tile`.
+pub(crate) fn seg(size: usize) -> Shape {
+    let sh = register_tile(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("seg_rounds", sh.rounds),
+    }
+}
+
+/// Compaction (`compact`): as `register_tile`.
+pub(crate) fn compact(size: usize) -> Shape {
+    let sh = register_tile(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("compact_rounds", sh.rounds),
+    }
+}
+
+/// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
+/// as `register_tile`, but 4 rounds for 8-byte values (ptxas spilled 300 bytes a thread with 8).
+/// Measured on an H200 (2026-11-22, run 21): 8 rounds took scatter_combine_add_f32 of 2^28
+/// values to 8.42 ms against 8.73 with 4, once the kernel held its tile as values and run
+/// bits rather than pairs and indices.
+pub(crate) fn combine(size: usize) -> Shape {
+    let sh = register_tile(size);
+    Shape {
+        block: sh.block,
+        rounds: knob("combine_rounds", if size >= 8 { 4 } else { sh.rounds }),
+    }
+}
+
+/// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
+/// capping registers). The staged scan: 3 (64 KB of shared memory each; 2 was slower, run
+/// 42). The kernels with tiles in registers: 3 (85 registers for 256 threads); measured with 8
+/// rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were tried, 5 was slower.
+pub(crate) fn scan_min_blocks() -> u32 {
+    knob("scan_minb", 3)
+}
+pub(crate) fn register_min_blocks() -> u32 {
+    knob("seg_minb", 3)
+}
+
+/// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
+/// partitioned (src/cuda/gather.rs). Measured on an H200 (50 MB of L2; 2026-11-22, run 27):
+/// a random permutation of 2^24 floats (64 MB) 0.48 ms against 0.84 written directly, 2^28
+/// 7.25 ms against 17.5. (`DEVSEQ_TUNE` knob `scatter_partition_bytes`.)
+pub(crate) fn scatter_partition_bytes(arch: &Arch) -> usize {
+    knob(
+        "scatter_partition_bytes",
+        arch.l2_bytes.min(u32::MAX as usize) as u32,
+    ) as usize
+}
+
+/// Windows of 32 neighbouring indices that a scatter samples to decide whether to partition,
+/// and the span (in elements) past which a window's writes count as far apart. First choice.
+pub(crate) const SPREAD_WINDOWS: u32 = 256;
+pub(crate) const SPREAD_SPAN: u64 = 1024;
+
+/// Threads a block of the kernels that take one element a thread in a grid-stride loop (head
+/// flags, the sort's histogram, histogram, the spread sample). First choice.
+pub(crate) const FLAT_BLOCK: u32 = 256;
+
+/// Threads a block, keys a thread and blocks a multiprocessor (`__launch_bounds__`) of the
+/// radix sort's digit passes, by the widest of key and value and whether values travel. After
+/// CUB's sm_90 tuning of its Onesweep (384 threads x 23 items for 4-byte keys,
+/// cub/device/dispatch/tuning/tuning_radix_sort.cuh); measured on an H200: keys alone, 24 a
+/// thread sorted 2^28 u32 keys in 5.61 ms against 5.87 with 16 and 6.71 with 12 (2026-11-21);
+/// with u32 values, once the ranked keys no longer waited in registers (2026-11-22, run 20),
+/// 24 took 8.05 ms against 8.65 with 16 and 9.80 with 12.
+pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
+    let items = match (widest <= 4, values) {
+        (true, _) => 24,
+        (false, false) => 12,
+        (false, true) => 8,
+    };
+    (
+        knob("sort_block", 384),
+        if values {
+            knob("sort_items_pairs", items)
+        } else {
+            knob("sort_items", items)
+        },
+        if values {
+            knob("sort_minb_pairs", 2)
+        } else {
+            knob("sort_minb", 3)
+        },
+    )
+}
+
+/// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an
+/// atomic counter (progress guaranteed by construction: a tile waits only for tiles whose
+/// blocks have started) or use their block index, as CUB's single-pass kernels do (relying on
+/// the hardware starting blocks in index order; no atomic round trip before a block's first
+/// load). The block index, measured on an H200 (2026-11-22, run 26, two alternations):
+/// inclusive_scan_add_i32 0.652 ms at 2^28 against 0.664, 0.051 against 0.055 at 2^24;
+/// sort_u32 0.368 against 0.392 at 2^24; sort_f32 0.401 against 0.431; scatter_combine
+/// 0.519 against 0.550. (`DEVSEQ_TUNE=tile_counter=1` brings the counter back.)
+pub(crate) fn tile_counter() -> bool {
+    knob("tile_counter", 0) != 0
+}
+
+/// Bytes of a look-back status slot (`ds::Slot`).
+pub(crate) const SLOT_BYTES: usize = 32;
+
+/// Gather and scatter: 256 threads, 2 rounds of indices (8 random accesses in flight a
+/// thread for 4-byte indices). First choice; reached 0.97-0.99 of Thrust on an H200.
+pub(crate) fn gather() -> Shape {
+    Shape {
+        block: 256,
+        rounds: knob("gather_rounds", 2),
+    }
+}
+
+/// Whether gather and scatter launch a block a tile (as map does) rather than one wave of
+/// blocks striding over the tiles. A block a tile, measured on an H200 (2026-11-22, run 26,
+/// two alternations): gather_f32 7.51 ms at 2^28 against 7.59 with the wave, 0.299 against
+/// 0.300 at 2^24; and the partitioned scatter needs it: its blocks then write neighbouring
+/// slices of the target at any time (2^28: 7.23 ms; with the wave 17.6, no better than
+/// writing directly). (`DEVSEQ_TUNE` knob `gather_tiles`.)
+pub(crate) fn gather_tiles() -> bool {
+    knob("gather_tiles", 1) != 0
+}

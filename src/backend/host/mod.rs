@@ -1,0 +1,434 @@
+//! The host backend: every primitive on the CPU with rayon, giving the answers the API
+//! describes (integers identical to the GPU's; floats deterministic, rounded in the host's own
+//! fixed order). Sources are read in chunks of `CHUNK` elements (a lazy one evaluated chunk by
+//! chunk, with no temporary of the sequence's size), and the element type is matched once, in
+//! `with_type!`.
+
+pub(crate) mod combine;
+pub(crate) mod compact;
+pub(crate) mod gather;
+pub(crate) mod histogram;
+pub(crate) mod reduce;
+pub(crate) mod scan;
+pub(crate) mod segment;
+pub(crate) mod sort;
+
+use super::{Backend, Init, SortValues};
+use crate::error::{Error, Result};
+use crate::expr::eval::{Val, canonical, eval};
+use crate::expr::graph::{Kind, Node};
+use crate::item::{Element, ScalarType};
+use crate::op::Op;
+use crate::source::{Column, Source, Storage};
+use rayon::prelude::*;
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Elements a parallel task takes: fixed, so float results never depend on the thread count.
+pub(crate) const CHUNK: usize = 1 << 14;
+
+/// Runs `$body` with `$T` the element type of the `ScalarType` `$ty`.
+macro_rules! with_type {
+    ($ty:expr, $T:ident => $body:expr) => {
+        match $ty {
+            ScalarType::I8 => {
+                type $T = i8;
+                $body
+            }
+            ScalarType::I16 => {
+                type $T = i16;
+                $body
+            }
+            ScalarType::I32 => {
+                type $T = i32;
+                $body
+            }
+            ScalarType::I64 => {
+                type $T = i64;
+                $body
+            }
+            ScalarType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ScalarType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ScalarType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ScalarType::U64 => {
+                type $T = u64;
+                $body
+            }
+            ScalarType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            ScalarType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            ScalarType::F32 => {
+                type $T = f32;
+                $body
+            }
+            ScalarType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// Bytes the host's stored sequences hold, and the high-water mark.
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The elements of a host column: a `Vec<T>` behind a type-erased box.
+pub(crate) struct HostStore {
+    data: Box<dyn HostData>,
+    bytes: usize,
+}
+
+trait HostData: Send + Sync {
+    fn bytes(&self) -> &[u8];
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Element> HostData for Vec<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Storage for HostStore {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for HostStore {
+    fn drop(&mut self) {
+        IN_USE.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// A stored column of `v`.
+pub(crate) fn column<T: Element>(v: Vec<T>) -> Column {
+    let len = v.len();
+    let bytes = std::mem::size_of_val(v.as_slice());
+    let now = IN_USE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+    let store = HostStore {
+        data: Box::new(v),
+        bytes,
+    };
+    Column::new(T::TYPE, Arc::new(store), len)
+}
+
+/// The elements of a host column.
+pub(crate) fn elements<T: Element>(c: &Column) -> Result<&[T]> {
+    let v = c
+        .storage::<HostStore>()?
+        .data
+        .as_any()
+        .downcast_ref::<Vec<T>>()
+        .ok_or_else(|| Error::Internal(format!("a host column is not of {}", T::TYPE.name())))?;
+    Ok(&v[c.off..c.off + c.len])
+}
+
+fn column_bytes(c: &Column) -> Result<&[u8]> {
+    let b = c.storage::<HostStore>()?.data.bytes();
+    let s = c.ty.size();
+    Ok(&b[c.off * s..(c.off + c.len) * s])
+}
+
+/// A source read as elements of type `T` (its type): chunks borrowed from the column where it
+/// is stored, else evaluated by the interpreter.
+pub(crate) struct HostSrc<'a, T> {
+    src: &'a Source,
+    plain: Option<&'a [T]>,
+    cols: Vec<(ScalarType, &'a [u8])>,
+}
+
+impl<'a, T: Element> HostSrc<'a, T> {
+    pub fn new(src: &'a Source) -> Result<Self> {
+        if src.ty() != T::TYPE {
+            return Err(Error::Internal(format!(
+                "a source of {} read as {}",
+                src.ty().name(),
+                T::TYPE.name()
+            )));
+        }
+        let plain = match src.as_column() {
+            Some(c) => Some(elements::<T>(c)?),
+            None => None,
+        };
+        let cols = src
+            .columns
+            .iter()
+            .map(|c| Ok((c.ty, column_bytes(c)?)))
+            .collect::<Result<_>>()?;
+        Ok(HostSrc { src, plain, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.src.len
+    }
+
+    /// Elements `range` (within the source).
+    pub fn read(&self, range: std::ops::Range<usize>) -> Cow<'a, [T]> {
+        match self.plain {
+            Some(p) => Cow::Borrowed(&p[range]),
+            None => {
+                let mut e = self.eval();
+                Cow::Owned(range.map(|i| e.at(i)).collect())
+            }
+        }
+    }
+
+    /// The elements of chunk `c` (of `CHUNK`).
+    pub fn chunk(&self, c: usize) -> Cow<'a, [T]> {
+        self.read(c * CHUNK..self.len().min((c + 1) * CHUNK))
+    }
+
+    /// Chunks of the source.
+    pub fn chunks(&self) -> usize {
+        self.len().div_ceil(CHUNK)
+    }
+
+    /// An evaluator of single elements (random access), for one thread.
+    pub fn eval(&self) -> Eval<'_, 'a, T> {
+        Eval {
+            s: self,
+            vals: vec![Val::U8(0); self.src.graph.nodes.len()],
+        }
+    }
+
+    /// All elements (for algorithms whose output holds them all anyway).
+    pub fn to_vec(&self) -> Vec<T> {
+        (0..self.chunks())
+            .into_par_iter()
+            .flat_map_iter(|c| self.chunk(c).into_owned())
+            .collect()
+    }
+}
+
+/// Element-at-a-time access to a `HostSrc`.
+pub(crate) struct Eval<'s, 'a, T> {
+    s: &'s HostSrc<'a, T>,
+    vals: Vec<Val>,
+}
+
+impl<T: Element> Eval<'_, '_, T> {
+    pub fn at(&mut self, row: usize) -> T {
+        if let Some(p) = self.s.plain {
+            return p[row];
+        }
+        let (src, cols) = (self.s.src, &self.s.cols);
+        let leaf = |n: &Node| match n.kind {
+            Kind::Column(k) => {
+                let (ty, bytes) = cols[k as usize];
+                let size = ty.size();
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(&bytes[row * size..(row + 1) * size]);
+                Val::load(ty, u64::from_le_bytes(b))
+            }
+            Kind::Param(k) => Val::from_compute_bits(n.ty, src.params[k as usize]),
+            Kind::Index => Val::U64(row as u64),
+            _ => Val::U8(0),
+        };
+        let v = eval(&src.graph.nodes, src.graph.out, &mut self.vals, leaf);
+        let v = if src.graph.out_is_computed() {
+            canonical(v)
+        } else {
+            v
+        };
+        <T as Element>::from_bits(v.store(T::TYPE))
+    }
+}
+
+/// The host CPU (rayon's global pool).
+pub(crate) struct HostBackend;
+
+impl HostBackend {
+    /// The one host backend.
+    pub fn get() -> Arc<HostBackend> {
+        static H: std::sync::OnceLock<Arc<HostBackend>> = std::sync::OnceLock::new();
+        H.get_or_init(|| Arc::new(HostBackend)).clone()
+    }
+}
+
+impl Backend for HostBackend {
+    fn name(&self) -> String {
+        format!("host ({} threads)", rayon::current_num_threads())
+    }
+
+    fn is_cuda(&self) -> bool {
+        false
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        let t = std::time::Instant::now();
+        f()?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    }
+
+    fn memory(&self) -> Result<(usize, usize)> {
+        Ok((0, 0))
+    }
+
+    fn memory_in_use(&self) -> usize {
+        IN_USE.load(Ordering::Relaxed)
+    }
+
+    fn peak_memory_in_use(&self) -> usize {
+        PEAK.load(Ordering::Relaxed)
+    }
+
+    fn reset_peak_memory(&self) {
+        PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    fn upload(&self, ty: ScalarType, bytes: &[u8], len: usize) -> Result<Column> {
+        with_type!(ty, T => {
+            let mut v = vec![T::default(); len];
+            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+            Ok(column(v))
+        })
+    }
+
+    fn download(&self, src: &Source, out: &mut [u8]) -> Result<()> {
+        with_type!(src.ty(), T => {
+            let s = HostSrc::<T>::new(src)?;
+            let out: &mut [T] = bytemuck::cast_slice_mut(out);
+            out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| o.copy_from_slice(&s.chunk(c)));
+            Ok(())
+        })
+    }
+
+    fn materialize(&self, src: &Source) -> Result<Column> {
+        with_type!(src.ty(), T => Ok(column(HostSrc::<T>::new(src)?.to_vec())))
+    }
+
+    fn reduce(&self, src: &Source, op: Op) -> Result<u64> {
+        with_type!(src.ty(), T => {
+            let r = reduce::reduce(&HostSrc::<T>::new(src)?, op);
+            Ok(Element::to_bits(T::from_compute(r)))
+        })
+    }
+
+    fn reduce_to_column(&self, src: &Source, op: Op) -> Result<Column> {
+        let bits = self.reduce(src, op)?;
+        with_type!(src.ty(), T => Ok(column(vec![<T as Element>::from_bits(bits)])))
+    }
+
+    fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column> {
+        with_type!(src.ty(), T => Ok(column(scan::scan(&HostSrc::<T>::new(src)?, op, init))))
+    }
+
+    fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column> {
+        let f = HostSrc::<u8>::new(flags)?;
+        with_type!(src.ty(), T => {
+            Ok(column(segment::scan(&HostSrc::<T>::new(src)?, &f, op, init)))
+        })
+    }
+
+    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column> {
+        let f = HostSrc::<u8>::new(flags)?;
+        with_type!(src.ty(), T => {
+            Ok(column(segment::reduce(&HostSrc::<T>::new(src)?, &f, op)))
+        })
+    }
+
+    fn head_flags(&self, src: &Source) -> Result<Column> {
+        with_type!(src.ty(), T => Ok(column(segment::head_flags(&HostSrc::<T>::new(src)?))))
+    }
+
+    fn compact(&self, src: &Source, flags: &Source) -> Result<Column> {
+        let f = HostSrc::<u8>::new(flags)?;
+        with_type!(src.ty(), T => Ok(column(compact::compact(&HostSrc::<T>::new(src)?, &f))))
+    }
+
+    fn gather(&self, src: &Source, idx: &Source) -> Result<Column> {
+        with_type!(src.ty(), T => {
+            let s = HostSrc::<T>::new(src)?;
+            let v = match idx.ty() {
+                ScalarType::U32 => gather::gather(&s, &HostSrc::<u32>::new(idx)?)?,
+                _ => gather::gather(&s, &HostSrc::<u64>::new(idx)?)?,
+            };
+            Ok(column(v))
+        })
+    }
+
+    fn scatter(&self, vals: &Source, idx: &Source, base: &Source) -> Result<Column> {
+        with_type!(vals.ty(), T => {
+            let (v, b) = (HostSrc::<T>::new(vals)?, HostSrc::<T>::new(base)?);
+            let out = match idx.ty() {
+                ScalarType::U32 => gather::scatter(&v, &HostSrc::<u32>::new(idx)?, &b)?,
+                _ => gather::scatter(&v, &HostSrc::<u64>::new(idx)?, &b)?,
+            };
+            Ok(column(out))
+        })
+    }
+
+    fn scatter_combine(
+        &self,
+        vals: &Source,
+        idx: &Source,
+        base: &Source,
+        op: Op,
+    ) -> Result<Column> {
+        with_type!(vals.ty(), T => {
+            let (v, b) = (HostSrc::<T>::new(vals)?, HostSrc::<T>::new(base)?);
+            let out = match idx.ty() {
+                ScalarType::U32 => combine::scatter_combine(&v, &HostSrc::<u32>::new(idx)?, &b, op)?,
+                _ => combine::scatter_combine(&v, &HostSrc::<u64>::new(idx)?, &b, op)?,
+            };
+            Ok(column(out))
+        })
+    }
+
+    fn sort(
+        &self,
+        keys: &Source,
+        values: Option<SortValues<'_>>,
+    ) -> Result<(Column, Option<Column>)> {
+        let (k, order) = with_type!(keys.ty(), K => {
+            let k = HostSrc::<K>::new(keys)?;
+            match values {
+                None => return Ok((column(sort::sort(&k)), None)),
+                Some(_) => {
+                    let (ks, order) = sort::sort_order(&k);
+                    (column(ks), order)
+                }
+            }
+        });
+        let vals = values.map(|v| v.values);
+        let Some(v) = vals else {
+            return Ok((k, None));
+        };
+        let stored = self.materialize(v)?;
+        let moved = sort::permute_bytes(column_bytes(&stored)?, v.ty().size(), &order);
+        Ok((k, Some(self.upload(v.ty(), &moved, order.len())?)))
+    }
+
+    fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {
+        with_type!(src.ty(), T => {
+            let (lo, hi) = (T::from_compute_bits(lo), T::from_compute_bits(hi));
+            Ok(column(histogram::histogram(&HostSrc::<T>::new(src)?, bins, lo, hi)))
+        })
+    }
+}

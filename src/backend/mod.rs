@@ -1,0 +1,79 @@
+//! The backends: one object-safe trait, `Backend`, with one method per algorithm family, each
+//! taking sources (`src/source.rs`) and returning stored columns. `DeviceSeq` validates its
+//! arguments and makes one call; the host (`host/`) and the CUDA GPU (`cuda/`) implement it.
+//!
+//! Every method may assume what `DeviceSeq` checked: the sources are of this backend, lengths
+//! match, the operator applies to the element type, arguments are in range.
+
+pub(crate) mod cuda;
+pub(crate) mod host;
+
+use crate::error::Result;
+use crate::item::ScalarType;
+use crate::op::Op;
+use crate::source::{Column, Source};
+
+/// What a sort moves along with its keys.
+pub(crate) struct SortValues<'a> {
+    pub values: &'a Source,
+}
+
+/// Where a scan starts: `None` for the inclusive scan, else the exclusive scan's `init`
+/// (compute bits).
+pub(crate) type Init = Option<u64>;
+
+/// A device's implementation of every primitive.
+pub(crate) trait Backend: Send + Sync {
+    /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"` or `"host (16 threads)"`.
+    fn name(&self) -> String;
+    /// Whether this is a CUDA GPU.
+    fn is_cuda(&self) -> bool;
+    /// Waits for all work queued so far.
+    fn synchronize(&self) -> Result<()>;
+    /// Runs `f` and returns the milliseconds its device work took.
+    fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64>;
+    /// Total and free memory in bytes (zeros where there is no fixed pool).
+    fn memory(&self) -> Result<(usize, usize)>;
+    /// Bytes held now for sequences and work in flight; the high-water mark since the last
+    /// reset; the reset.
+    fn memory_in_use(&self) -> usize;
+    fn peak_memory_in_use(&self) -> usize;
+    fn reset_peak_memory(&self);
+
+    /// A column holding `len` elements of type `ty` from `bytes` (their stored bits).
+    fn upload(&self, ty: ScalarType, bytes: &[u8], len: usize) -> Result<Column>;
+    /// The elements of `src` as stored bits, into `out` (`src.len` elements of its type).
+    fn download(&self, src: &Source, out: &mut [u8]) -> Result<()>;
+    /// The elements of `src`, stored (a copy where it is stored already).
+    fn materialize(&self, src: &Source) -> Result<Column>;
+
+    /// The `op`-combination of the `len > 0` elements: stored bits of the element type.
+    fn reduce(&self, src: &Source, op: Op) -> Result<u64>;
+    /// As `reduce`, left on the device as a one-element column (no wait).
+    fn reduce_to_column(&self, src: &Source, op: Op) -> Result<Column>;
+    /// Inclusive scan, or exclusive from `init`.
+    fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column>;
+    /// The segmented scans: `flags` (u8) of the same length start segments.
+    fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column>;
+    /// One value per segment.
+    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column>;
+    /// 1 where an element's bits differ from those before it (and at 0), else 0.
+    fn head_flags(&self, src: &Source) -> Result<Column>;
+    /// The elements whose flag is nonzero, in order.
+    fn compact(&self, src: &Source, flags: &Source) -> Result<Column>;
+    /// `out[i] = src[idx[i]]`; `IndexOutOfBounds` for an index past `src.len`.
+    fn gather(&self, src: &Source, idx: &Source) -> Result<Column>;
+    /// `base` with `out[idx[i]] = vals[i]`.
+    fn scatter(&self, vals: &Source, idx: &Source, base: &Source) -> Result<Column>;
+    /// `base` with every `vals[i]` combined into `out[idx[i]]`, in order.
+    fn scatter_combine(&self, vals: &Source, idx: &Source, base: &Source, op: Op)
+    -> Result<Column>;
+    /// The keys sorted (stably, in the `total_cmp` order for floats), with their values.
+    fn sort(
+        &self,
+        keys: &Source,
+        values: Option<SortValues<'_>>,
+    ) -> Result<(Column, Option<Column>)>;
+    /// Counts of `bins` equal-width bins over `[lo, hi)` (compute bits), as u64.
+    fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column>;
+}

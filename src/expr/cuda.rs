@@ -1,0 +1,87 @@
+//! Expression graphs as CUDA C++: one `const` local a node, with the functions of
+//! `kernels/prelude.cuh`, which have the semantics that the host interpreter (`eval.rs`) has.
+
+use super::graph::{Bin, Cmp, Kind, Node, Un};
+use crate::item::ScalarType;
+use std::fmt::Write;
+
+/// The C++ compute type of values of element type `ty`.
+pub(crate) fn ctype(ty: ScalarType) -> &'static str {
+    ty.compute_name()
+}
+
+/// Appends to `s` one line a node (`const C v3 = ...;`, indented by `indent`), the leaves
+/// printed by `leaf`; returns the name of node `out`'s value.
+pub(crate) fn print_nodes(
+    s: &mut String,
+    nodes: &[Node],
+    out: u32,
+    indent: &str,
+    leaf: impl Fn(&Node) -> String,
+) -> String {
+    for (i, n) in nodes.iter().enumerate() {
+        let c = ctype(n.ty);
+        let v = |k: &u32| format!("v{k}");
+        let e = match &n.kind {
+            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Index => leaf(n),
+            Kind::Unary(op, a) => {
+                let f = match op {
+                    Un::Neg => format!("ds::neg<{c}>"),
+                    Un::Not => format!("ds::bit_not<{c}>"),
+                    Un::Abs => "ds::fabs_".into(),
+                    Un::Sqrt => "ds::sqrt_".into(),
+                    Un::Exp => "ds::exp_".into(),
+                    Un::Ln => "ds::ln_".into(),
+                    Un::Sin => "ds::sin_".into(),
+                    Un::Cos => "ds::cos_".into(),
+                    Un::Tanh => "ds::tanh_".into(),
+                    Un::Floor => "ds::floor_".into(),
+                    Un::Ceil => "ds::ceil_".into(),
+                    Un::Round => "ds::round_".into(),
+                };
+                format!("{f}({})", v(a))
+            }
+            Kind::Binary(op, a, b) => {
+                let f = match op {
+                    Bin::Add => format!("ds::add<{c}>"),
+                    Bin::Sub => format!("ds::sub<{c}>"),
+                    Bin::Mul => format!("ds::mul<{c}>"),
+                    Bin::Div => format!("ds::div<{c}>"),
+                    Bin::Rem => format!("ds::rem<{c}>"),
+                    Bin::And => format!("ds::bit_and<{c}>"),
+                    Bin::Or => format!("ds::bit_or<{c}>"),
+                    Bin::Xor => format!("ds::bit_xor<{c}>"),
+                    Bin::Shl => format!("ds::shl<{c}>"),
+                    Bin::Shr => format!("ds::shr<{c}>"),
+                    Bin::Min => format!("ds::min_<{c}>"),
+                    Bin::Max => format!("ds::max_<{c}>"),
+                    Bin::Pow => "ds::pow_".into(),
+                };
+                format!("{f}({}, {})", v(a), v(b))
+            }
+            Kind::Cmp(op, a, b) => {
+                let o = match op {
+                    Cmp::Eq => "==",
+                    Cmp::Ne => "!=",
+                    Cmp::Lt => "<",
+                    Cmp::Le => "<=",
+                    Cmp::Gt => ">",
+                    Cmp::Ge => ">=",
+                };
+                format!("(u8)({} {o} {} ? 1 : 0)", v(a), v(b))
+            }
+            Kind::Select(cnd, a, b) => format!("({} != 0 ? {} : {})", v(cnd), v(a), v(b)),
+            Kind::Cast(a) => {
+                let from = ctype(nodes[*a as usize].ty);
+                let x = format!("ds::cast<{c}, {from}>({})", v(a));
+                match n.ty {
+                    ScalarType::F16 => format!("ds::round_f16({x})"),
+                    ScalarType::BF16 => format!("ds::round_bf16({x})"),
+                    _ => x,
+                }
+            }
+        };
+        let _ = writeln!(s, "{indent}const {c} v{i} = {e};");
+    }
+    format!("v{out}")
+}

@@ -1,0 +1,182 @@
+//! The expression graph that closures trace to and that sources are made of: nodes in
+//! evaluation order, each with its element type; operands are indices of earlier nodes.
+//!
+//! A graph holds no constant values: a constant is a `Param` node whose value lives beside the
+//! graph (a traced closure's `params`, a source's `params`). So the graph is the *shape* of a
+//! computation, and two closures that differ only in their constants have equal graphs: one
+//! kernel serves both, the constants passed when it is launched.
+
+use crate::item::ScalarType;
+use std::collections::HashMap;
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Un {
+    Neg,
+    Not,
+    Abs,
+    Sqrt,
+    Exp,
+    Ln,
+    Sin,
+    Cos,
+    Tanh,
+    Floor,
+    Ceil,
+    Round,
+}
+
+/// Binary operators whose operands and result share one type (`Shl`/`Shr`: the right
+/// operand is a `u32`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Min,
+    Max,
+    Pow,
+}
+
+/// Comparisons, whose result is a `u8` (1 or 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// What a node computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// The k-th argument of a traced closure (only in traced graphs).
+    Arg(u8),
+    /// The k-th runtime constant: the bits of its value in the node type's compute type (f32
+    /// for f16/bf16), kept beside the graph.
+    Param(u32),
+    /// Leaf of a source: element `row` of its k-th stored column, in compute type.
+    Column(u32),
+    /// Leaf of a source: the row number itself (a `u64`).
+    Index,
+    Unary(Un, u32),
+    Binary(Bin, u32, u32),
+    Cmp(Cmp, u32, u32),
+    /// `cond != 0 ? a : b`.
+    Select(u32, u32, u32),
+    /// `as`-conversion of the operand to the node's type (to f16/bf16: rounded, and so also
+    /// the rounding of an f32 value to the f16/bf16 it would be stored as).
+    Cast(u32),
+}
+
+/// One value of a graph: its element type and how it is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Node {
+    pub ty: ScalarType,
+    pub kind: Kind,
+}
+
+impl Node {
+    /// The nodes this one reads.
+    pub fn operands(&self) -> impl Iterator<Item = u32> {
+        let (a, b, c) = match self.kind {
+            Kind::Unary(_, a) | Kind::Cast(a) => (Some(a), None, None),
+            Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
+            Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
+            _ => (None, None, None),
+        };
+        a.into_iter().chain(b).chain(c)
+    }
+
+    /// The same node with its operands renumbered by `f`.
+    pub fn remap(self, f: impl Fn(u32) -> u32) -> Node {
+        let kind = match self.kind {
+            Kind::Unary(op, a) => Kind::Unary(op, f(a)),
+            Kind::Cast(a) => Kind::Cast(f(a)),
+            Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
+            Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),
+            Kind::Select(c, a, b) => Kind::Select(f(c), f(a), f(b)),
+            k => k,
+        };
+        Node { ty: self.ty, kind }
+    }
+}
+
+/// A graph: nodes in evaluation order and the node that is its value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Graph {
+    pub nodes: Vec<Node>,
+    pub out: u32,
+}
+
+impl Graph {
+    /// The type of the result.
+    pub fn out_type(&self) -> ScalarType {
+        self.nodes[self.out as usize].ty
+    }
+
+    /// Whether the result is computed (not a stored element or a constant passed through):
+    /// a computed float result is made canonical where it is NaN (`eval::canonical`).
+    pub fn out_is_computed(&self) -> bool {
+        !matches!(
+            self.nodes[self.out as usize].kind,
+            Kind::Column(_) | Kind::Param(_) | Kind::Arg(_)
+        )
+    }
+}
+
+/// Builds a graph node by node, sharing equal nodes (a value used twice is computed once).
+/// `Param` nodes are never equal to one another (each has its own number), so the constants
+/// of a closure keep their own parameters whatever their values are.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    pub nodes: Vec<Node>,
+    index: HashMap<Node, u32>,
+}
+
+impl Builder {
+    /// The index of `node`, appended unless an equal node is there.
+    pub fn add(&mut self, node: Node) -> u32 {
+        if let Some(&i) = self.index.get(&node) {
+            return i;
+        }
+        let i = self.nodes.len() as u32;
+        self.nodes.push(node);
+        self.index.insert(node, i);
+        i
+    }
+
+    /// The graph whose value is node `out`, with only the nodes it needs, in order.
+    pub fn finish(self, out: u32) -> Graph {
+        let mut live = vec![false; self.nodes.len()];
+        live[out as usize] = true;
+        for i in (0..self.nodes.len()).rev() {
+            if live[i] {
+                for o in self.nodes[i].operands() {
+                    live[o as usize] = true;
+                }
+            }
+        }
+        let mut new = vec![u32::MAX; self.nodes.len()];
+        let mut nodes = Vec::new();
+        for (i, n) in self.nodes.into_iter().enumerate() {
+            if live[i] {
+                new[i] = nodes.len() as u32;
+                nodes.push(n.remap(|o| new[o as usize]));
+            }
+        }
+        Graph {
+            nodes,
+            out: new[out as usize],
+        }
+    }
+}

@@ -1,0 +1,513 @@
+//! `Expr<T>`: symbolic element values that `map` and `zip_map` closures compute with.
+//!
+//! A map closure is called once, on the host, with an `Expr` standing for "the element". Each
+//! operator on an `Expr` appends a node to a graph (a DAG: a value used twice is one node);
+//! the graph the closure returns becomes part of a lazy sequence's source (`src/source.rs`),
+//! which the CUDA backend prints as C++ (`cuda.rs`) and the host backend interprets
+//! (`eval.rs`). Both give the results the API describes.
+
+pub(crate) mod cuda;
+pub(crate) mod eval;
+pub(crate) mod graph;
+
+use crate::error::{Error, Result};
+use crate::item::{Element, Float, Integer, ScalarType};
+use graph::{Bin, Builder, Cmp, Graph, Kind, Node, Un};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+struct Tracer {
+    id: u32,
+    graph: Builder,
+    params: Vec<u64>,
+    error: Option<String>,
+}
+
+thread_local! {
+    static STACK: RefCell<Vec<Tracer>> = const { RefCell::new(Vec::new()) };
+}
+
+static NEXT_GRAPH: AtomicU32 = AtomicU32::new(1);
+
+/// The id of graphs that do not exist: an `Expr` made outside any map closure.
+const NO_GRAPH: u32 = 0;
+
+/// Appends `node` to graph `graph` (which must be the innermost one being traced) and returns
+/// its index, reusing an equal node where there is one. A node of kind `Param` gets the next
+/// parameter number, with `value` as its value.
+fn push(graph: u32, node: Node, value: u64) -> u32 {
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(b) = s.last_mut() else {
+            return u32::MAX;
+        };
+        if b.id != graph {
+            if b.error.is_none() {
+                b.error =
+                    Some("an Expr was used outside the map closure that received it".to_string());
+            }
+            return u32::MAX;
+        }
+        let node = match node.kind {
+            Kind::Param(_) => {
+                b.params.push(value);
+                Node {
+                    ty: node.ty,
+                    kind: Kind::Param(b.params.len() as u32 - 1),
+                }
+            }
+            _ => node,
+        };
+        b.graph.add(node)
+    })
+}
+
+/// The graph of an operation on operands of graphs `a` and `b`: `NO_GRAPH` (which `push`
+/// reports) where they differ.
+fn joint(a: u32, b: u32) -> u32 {
+    if a == b { a } else { NO_GRAPH }
+}
+
+/// The graph currently being traced, or `NO_GRAPH`.
+fn current_graph() -> u32 {
+    STACK.with(|s| s.borrow().last().map_or(NO_GRAPH, |b| b.id))
+}
+
+/// Pops the tracer on drop, so a panicking closure leaves the stack as it found it.
+struct Guard;
+impl Drop for Guard {
+    fn drop(&mut self) {
+        STACK.with(|s| s.borrow_mut().pop());
+    }
+}
+
+/// A traced closure: its graph over `Arg` nodes, and the values of its `Param` nodes.
+#[derive(Debug, Clone)]
+pub(crate) struct Traced {
+    pub graph: Graph,
+    pub params: Vec<u64>,
+}
+
+/// Traces `f`, which receives the arguments as `Expr`s of graph `id` (node `k` is argument
+/// `k`), and returns the graph that computes the `Expr` it returns.
+pub(crate) fn trace<R: Element>(
+    args: &[ScalarType],
+    f: impl FnOnce(&[u32], u32) -> Expr<R>,
+) -> Result<Traced> {
+    let id = NEXT_GRAPH.fetch_add(1, Ordering::Relaxed).max(1);
+    STACK.with(|s| {
+        s.borrow_mut().push(Tracer {
+            id,
+            graph: Builder::default(),
+            params: Vec::new(),
+            error: None,
+        })
+    });
+    let guard = Guard;
+    let arg_nodes: Vec<u32> = args
+        .iter()
+        .enumerate()
+        .map(|(k, &ty)| {
+            let kind = Kind::Arg(k as u8);
+            push(id, Node { ty, kind }, 0)
+        })
+        .collect();
+    let out = f(&arg_nodes, id);
+    let tracer = STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        s.last_mut().map(|t| Tracer {
+            id: t.id,
+            graph: std::mem::take(&mut t.graph),
+            params: std::mem::take(&mut t.params),
+            error: t.error.take(),
+        })
+    });
+    drop(guard);
+    let Some(t) = tracer else {
+        return Err(Error::Internal("the tracer's stack was empty".into()));
+    };
+    if let Some(e) = t.error {
+        return Err(Error::InvalidArgument(e));
+    }
+    if out.graph != id || out.id as usize >= t.graph.nodes.len() {
+        return Err(Error::InvalidArgument(
+            "the map closure returned an Expr that it did not compute from its arguments"
+                .to_string(),
+        ));
+    }
+    Ok(Traced {
+        graph: t.graph.finish(out.id),
+        params: t.params,
+    })
+}
+
+/// A symbolic element value inside a `map` or `zip_map` closure.
+///
+/// The closure is called once, on the host, with an `Expr` standing for the element; what it
+/// returns is compiled for the device (CUDA through NVRTC) or interpreted by the host backend.
+/// `Expr` is `Copy`: use a value as often as you like (`|x| x * x + x`); a value used several
+/// times is computed once.
+///
+/// Operators (a second operand may be an `Expr<T>` or a plain `T`, on either side of
+/// `+ - * /`):
+/// - every type: `+ - * /`, unary `-`, [`min`](Expr::min), [`max`](Expr::max), the
+///   comparisons [`eq`](Expr::eq) … [`ge`](Expr::ge) (an `Expr<u8>` of 1 or 0),
+///   [`select`](Expr::select) and [`cast`](Expr::cast);
+/// - integers: `%`, `& | ^ !`, and `<< >>` by a `u32` (taken modulo the bit width);
+/// - floats: [`abs`](Expr::abs), [`sqrt`](Expr::sqrt), [`exp`](Expr::exp), [`ln`](Expr::ln),
+///   [`sin`](Expr::sin), [`cos`](Expr::cos), [`tanh`](Expr::tanh), [`floor`](Expr::floor),
+///   [`ceil`](Expr::ceil), [`round`](Expr::round), [`powf`](Expr::powf).
+///
+/// Semantics: integer arithmetic wraps; integer division by zero gives 0, remainder by zero
+/// the dividend, and `MIN / -1` wraps to `MIN`; `f16` and `bf16` are computed in `f32` and
+/// rounded to nearest-even where they are stored or cast to `f16`/`bf16`; float `min`/`max`
+/// ignore a NaN operand unless both are NaN; casts follow Rust's `as` (float to integer
+/// saturates, NaN gives 0). Host and GPU give identical results for integer expressions and for
+/// float expressions of `+ - * /`, `sqrt`, comparisons, `min`, `max`, `abs`, `floor`, `ceil`,
+/// `round` and casts (no fused multiply-add); the transcendental functions agree within a
+/// few ulp.
+///
+/// An `Expr` belongs to the closure call that received it: using it in another closure is an
+/// `Error::InvalidArgument` from that `map`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Expr};
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[-2i32, 0, 3, 7])?;
+/// // |x| (x * x + 1) % 5, but negative inputs give 0
+/// let ys = xs.map(|x| Expr::select(x.lt(0), Expr::constant(0), (x * x + 1) % 5))?;
+/// let want: Vec<i32> = [-2i32, 0, 3, 7]
+///     .iter()
+///     .map(|&x| if x < 0 { 0 } else { (x * x + 1) % 5 })
+///     .collect();
+/// assert_eq!(ys.to_vec()?, want);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub struct Expr<T: Element> {
+    id: u32,
+    graph: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> Clone for Expr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Expr<T> {}
+
+impl<T: Element> std::fmt::Debug for Expr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Expr<{}>#{}", T::TYPE.name(), self.id)
+    }
+}
+
+/// Something that can be the operand of an `Expr<T>` operation: an `Expr<T>` or a plain `T`.
+pub trait IntoExpr<T: Element> {
+    #[doc(hidden)]
+    fn into_expr(self, graph: u32) -> Expr<T>;
+}
+
+impl<T: Element> IntoExpr<T> for Expr<T> {
+    fn into_expr(self, _graph: u32) -> Expr<T> {
+        self
+    }
+}
+
+impl<T: Element> IntoExpr<T> for T {
+    fn into_expr(self, graph: u32) -> Expr<T> {
+        // The value in its compute type (f16/bf16 constants are widened to f32 exactly).
+        let kind = Kind::Param(0);
+        Expr {
+            id: push(graph, Node { ty: T::TYPE, kind }, self.compute_bits()),
+            graph,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Element> Expr<T> {
+    fn node(graph: u32, kind: Kind) -> Self {
+        Self::node_of(graph, T::TYPE, kind)
+    }
+
+    fn node_of(graph: u32, ty: ScalarType, kind: Kind) -> Self {
+        Expr {
+            id: push(graph, Node { ty, kind }, 0),
+            graph,
+            _t: PhantomData,
+        }
+    }
+
+    /// The `Expr` of an existing node (used by `trace`'s callers for the arguments).
+    pub(crate) fn from_node(graph: u32, id: u32) -> Self {
+        Expr {
+            id,
+            graph,
+            _t: PhantomData,
+        }
+    }
+
+    fn unary(self, op: Un) -> Self {
+        Self::node(self.graph, Kind::Unary(op, self.id))
+    }
+
+    fn binary(self, op: Bin, other: impl IntoExpr<T>) -> Self {
+        let o = other.into_expr(self.graph);
+        Self::node(joint(self.graph, o.graph), Kind::Binary(op, self.id, o.id))
+    }
+
+    fn compare(self, op: Cmp, other: impl IntoExpr<T>) -> Expr<u8> {
+        let o = other.into_expr(self.graph);
+        Expr::node(joint(self.graph, o.graph), Kind::Cmp(op, self.id, o.id))
+    }
+
+    /// A constant of the map closure being traced.
+    ///
+    /// Plain values can be written directly as operands (`x + 1`); `constant` is for where an
+    /// `Expr` is needed, as in `Expr::select(c, Expr::constant(0), x)`. Constants are passed to
+    /// the kernel when it runs, not compiled into it: `xs.map(|x| x * k)` compiles once for
+    /// every `k`.
+    pub fn constant(value: T) -> Self {
+        value.into_expr(current_graph())
+    }
+
+    /// The smaller of the two; for floats a NaN operand is ignored unless both are NaN.
+    pub fn min(self, other: impl IntoExpr<T>) -> Self {
+        self.binary(Bin::Min, other)
+    }
+
+    /// The larger of the two; for floats a NaN operand is ignored unless both are NaN.
+    pub fn max(self, other: impl IntoExpr<T>) -> Self {
+        self.binary(Bin::Max, other)
+    }
+
+    /// `self == other` as 1 or 0 (IEEE comparison for floats: NaN is unequal to everything).
+    pub fn eq(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Eq, other)
+    }
+
+    /// `self != other` as 1 or 0.
+    pub fn ne(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Ne, other)
+    }
+
+    /// `self < other` as 1 or 0.
+    pub fn lt(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Lt, other)
+    }
+
+    /// `self <= other` as 1 or 0.
+    pub fn le(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Le, other)
+    }
+
+    /// `self > other` as 1 or 0.
+    pub fn gt(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Gt, other)
+    }
+
+    /// `self >= other` as 1 or 0.
+    pub fn ge(self, other: impl IntoExpr<T>) -> Expr<u8> {
+        self.compare(Cmp::Ge, other)
+    }
+
+    /// `if cond != 0 { if_nonzero } else { if_zero }`.
+    pub fn select(cond: Expr<u8>, if_nonzero: impl IntoExpr<T>, if_zero: impl IntoExpr<T>) -> Self {
+        let a = if_nonzero.into_expr(cond.graph);
+        let b = if_zero.into_expr(cond.graph);
+        let g = joint(joint(cond.graph, a.graph), b.graph);
+        Self::node(g, Kind::Select(cond.id, a.id, b.id))
+    }
+
+    /// Conversion with Rust's `as` semantics: integers wrap or extend, float to integer
+    /// saturates (NaN gives 0), conversions to floats round to nearest-even (to `f16`/`bf16`
+    /// through `f32`).
+    pub fn cast<U: Element>(self) -> Expr<U> {
+        Expr::node(self.graph, Kind::Cast(self.id))
+    }
+}
+
+impl<T: Float> Expr<T> {
+    /// `|x|`.
+    pub fn abs(self) -> Self {
+        self.unary(Un::Abs)
+    }
+    /// The square root (correctly rounded on both backends).
+    pub fn sqrt(self) -> Self {
+        self.unary(Un::Sqrt)
+    }
+    /// `e^x`.
+    pub fn exp(self) -> Self {
+        self.unary(Un::Exp)
+    }
+    /// The natural logarithm.
+    pub fn ln(self) -> Self {
+        self.unary(Un::Ln)
+    }
+    /// The sine.
+    pub fn sin(self) -> Self {
+        self.unary(Un::Sin)
+    }
+    /// The cosine.
+    pub fn cos(self) -> Self {
+        self.unary(Un::Cos)
+    }
+    /// The hyperbolic tangent.
+    pub fn tanh(self) -> Self {
+        self.unary(Un::Tanh)
+    }
+    /// The largest integer not above `x`.
+    pub fn floor(self) -> Self {
+        self.unary(Un::Floor)
+    }
+    /// The smallest integer not below `x`.
+    pub fn ceil(self) -> Self {
+        self.unary(Un::Ceil)
+    }
+    /// The nearest integer, halves away from zero (as `f32::round`).
+    pub fn round(self) -> Self {
+        self.unary(Un::Round)
+    }
+    /// `x` to the power `y`.
+    pub fn powf(self, y: impl IntoExpr<T>) -> Self {
+        self.binary(Bin::Pow, y)
+    }
+}
+
+macro_rules! bin_ops {
+    ($($trait:ident $method:ident $op:ident $bound:ident);* $(;)?) => {$(
+        impl<T: $bound, R: IntoExpr<T>> std::ops::$trait<R> for Expr<T> {
+            type Output = Expr<T>;
+            fn $method(self, rhs: R) -> Expr<T> {
+                self.binary(Bin::$op, rhs)
+            }
+        }
+    )*};
+}
+bin_ops! {
+    Add add Add Element;
+    Sub sub Sub Element;
+    Mul mul Mul Element;
+    Div div Div Element;
+    Rem rem Rem Integer;
+    BitAnd bitand And Integer;
+    BitOr bitor Or Integer;
+    BitXor bitxor Xor Integer;
+}
+
+macro_rules! shift_ops {
+    ($($trait:ident $method:ident $op:ident);*) => {$(
+        impl<T: Integer> std::ops::$trait<Expr<u32>> for Expr<T> {
+            type Output = Expr<T>;
+            fn $method(self, rhs: Expr<u32>) -> Expr<T> {
+                Self::node(joint(self.graph, rhs.graph), Kind::Binary(Bin::$op, self.id, rhs.id))
+            }
+        }
+        impl<T: Integer> std::ops::$trait<u32> for Expr<T> {
+            type Output = Expr<T>;
+            fn $method(self, rhs: u32) -> Expr<T> {
+                let r: Expr<u32> = rhs.into_expr(self.graph);
+                Self::node(self.graph, Kind::Binary(Bin::$op, self.id, r.id))
+            }
+        }
+    )*};
+}
+shift_ops!(Shl shl Shl; Shr shr Shr);
+
+impl<T: Element> std::ops::Neg for Expr<T> {
+    type Output = Expr<T>;
+    fn neg(self) -> Expr<T> {
+        self.unary(Un::Neg)
+    }
+}
+
+impl<T: Integer> std::ops::Not for Expr<T> {
+    type Output = Expr<T>;
+    fn not(self) -> Expr<T> {
+        self.unary(Un::Not)
+    }
+}
+
+/// `plain op expr` for the arithmetic operators, per concrete type (a generic impl on `T`
+/// itself is not allowed).
+macro_rules! scalar_lhs {
+    ($($t:ty),*) => {$(
+        scalar_lhs!(@op $t, Add add Add);
+        scalar_lhs!(@op $t, Sub sub Sub);
+        scalar_lhs!(@op $t, Mul mul Mul);
+        scalar_lhs!(@op $t, Div div Div);
+    )*};
+    (@op $t:ty, $trait:ident $method:ident $op:ident) => {
+        impl std::ops::$trait<Expr<$t>> for $t {
+            type Output = Expr<$t>;
+            fn $method(self, rhs: Expr<$t>) -> Expr<$t> {
+                let l: Expr<$t> = self.into_expr(rhs.graph);
+                Expr::node(rhs.graph, Kind::Binary(Bin::$op, l.id, rhs.id))
+            }
+        }
+    };
+}
+scalar_lhs!(
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    half::f16,
+    half::bf16,
+    f32,
+    f64
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traces_a_dag_once_per_value() {
+        let t = trace(&[ScalarType::F32], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            x * x + x
+        })
+        .unwrap();
+        // arg, mul, add
+        assert_eq!(t.graph.nodes.len(), 3);
+        assert_eq!(t.graph.out_type(), ScalarType::F32);
+    }
+
+    #[test]
+    fn constants_are_parameters() {
+        let shape = |k: f32| {
+            trace(&[ScalarType::F32], |a, id| {
+                Expr::<f32>::from_node(id, a[0]) * k + 1.0
+            })
+            .unwrap()
+        };
+        let (a, b) = (shape(2.0), shape(3.0));
+        assert_eq!(a.graph, b.graph);
+        assert_eq!(a.params, [2.0f32.to_bits() as u64, 1.0f32.to_bits() as u64]);
+        assert_eq!(b.params[0], 3.0f32.to_bits() as u64);
+    }
+
+    #[test]
+    fn an_expr_from_another_closure_is_an_error() {
+        let mut stolen = None;
+        let _ = trace(&[ScalarType::I32], |a, id| {
+            let x = Expr::<i32>::from_node(id, a[0]);
+            stolen = Some(x);
+            x
+        });
+        let r = trace(&[ScalarType::I32], |a, id| {
+            let x = Expr::<i32>::from_node(id, a[0]);
+            x + stolen.unwrap()
+        });
+        assert!(matches!(r, Err(Error::InvalidArgument(_))));
+    }
+}

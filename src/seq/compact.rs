@@ -1,0 +1,64 @@
+//! Stream compaction: `compact` and `nonzero_indices`.
+
+use super::{DeviceSeq, index_width, length};
+use crate::error::Result;
+use crate::item::{Element, Index};
+
+impl<T: Element> DeviceSeq<T> {
+    /// The elements whose flag is nonzero, in order (stream compaction).
+    ///
+    /// Cost: one fused pass (the flags scanned and each kept element written in the same
+    /// kernel); waits for the count. Where fewer than half the elements are kept they are
+    /// moved to storage of their own size.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[10i16, 11, 12, 13])?;
+    /// let keep = DeviceSeq::from_slice(&dev, &[0u8, 1, 0, 3])?;
+    /// assert_eq!(xs.compact(&keep)?.to_vec()?, [11, 13]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn compact(&self, flags: &DeviceSeq<u8>) -> Result<Self> {
+        self.same_device(flags)?;
+        length(self.len(), flags.len())?;
+        let col = self
+            .device()
+            .backend()
+            .compact(self.source(), flags.source())?;
+        Ok(Self::stored(self.device(), col))
+    }
+}
+
+impl DeviceSeq<u8> {
+    /// The positions whose flag is nonzero, in order, as indices of type `I` (as
+    /// `numpy.flatnonzero`): `DeviceSeq::sequence(..).compact(flags)` without reading a
+    /// sequence of positions.
+    ///
+    /// Cost: one fused pass over the flags; waits for the count.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` where `I` cannot index every element; `Error::OutOfMemory`;
+    /// `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let flags = DeviceSeq::from_slice(&dev, &[0u8, 1, 1, 0, 5])?;
+    /// assert_eq!(flags.nonzero_indices::<u32>()?.to_vec()?, [1, 2, 4]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn nonzero_indices<I: Index>(&self) -> Result<DeviceSeq<I>> {
+        index_width(I::TYPE.size(), self.len())?;
+        DeviceSeq::<I>::sequence(self.device(), self.len())?.compact(self)
+    }
+}

@@ -1,0 +1,73 @@
+//! `gather` and `scatter`, bounds-checked.
+
+use super::{DeviceSeq, length};
+use crate::error::Result;
+use crate::item::{Element, Index};
+
+impl<T: Element> DeviceSeq<T> {
+    /// `out[i] = self[indices[i]]`; `out.len() == indices.len()`.
+    ///
+    /// Bounds-checked at (nearly) no cost: the kernel notes a bad index in a device word that
+    /// is checked when the call completes (so the call waits for the gather).
+    ///
+    /// Cost: one read of the indices, one random read per index, one write of the output.
+    ///
+    /// # Errors
+    ///
+    /// `Error::IndexOutOfBounds { index, len }` for the index at the lowest position that is
+    /// not below `self.len()` (no partial result); `Error::DeviceMismatch`;
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Error};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.5f32, 2.5, 3.5])?;
+    /// let idx = DeviceSeq::from_slice(&dev, &[2u32, 0, 2])?;
+    /// assert_eq!(xs.gather(&idx)?.to_vec()?, [3.5, 1.5, 3.5]);
+    /// let bad = DeviceSeq::from_slice(&dev, &[0u64, 3])?;
+    /// assert!(matches!(xs.gather(&bad), Err(Error::IndexOutOfBounds { index: 3, len: 3 })));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn gather<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
+        self.same_device(indices)?;
+        let col = self
+            .device()
+            .backend()
+            .gather(self.source(), indices.source())?;
+        Ok(Self::stored(self.device(), col))
+    }
+    /// `base` with `out[indices[i]] = self[i]`; where indices repeat, one of their values
+    /// lands (which is unspecified).
+    ///
+    /// Bounds-checked as [`gather`](Self::gather).
+    ///
+    /// Cost: a copy of `base`, one read of the values and indices, one random write per value.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` where `indices` and `self` differ in length;
+    /// `Error::IndexOutOfBounds` (no partial result); `Error::DeviceMismatch`;
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[7u8, 9])?;
+    /// let idx = DeviceSeq::from_slice(&dev, &[3u32, 0])?;
+    /// let base = DeviceSeq::filled(&dev, 0u8, 5)?;
+    /// assert_eq!(vals.scatter(&idx, &base)?.to_vec()?, [9, 0, 0, 7, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn scatter<I: Index>(&self, indices: &DeviceSeq<I>, base: &DeviceSeq<T>) -> Result<Self> {
+        self.same_device(indices)?;
+        self.same_device(base)?;
+        length(self.len(), indices.len())?;
+        let b = self.device().backend();
+        let col = b.scatter(self.source(), indices.source(), base.source())?;
+        Ok(Self::stored(self.device(), col))
+    }
+}

@@ -1,0 +1,319 @@
+//! `DeviceSeq<T>`: the public operations, one file per algorithm family. Every method checks
+//! its arguments and makes one backend call (or, for the lazy ones, builds a source and makes
+//! none).
+
+mod combine;
+mod compact;
+mod gather;
+mod histogram;
+mod map;
+mod reduce;
+mod scan;
+mod segment;
+mod sort;
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::item::Element;
+use crate::source::{Column, Source};
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+/// An immutable sequence of `T` on one device.
+///
+/// `Clone` is O(1) (the storage is shared); every operation returns a new sequence and never
+/// changes its inputs. Sequences used together must be on the same device, else
+/// `Err(Error::DeviceMismatch)`. A call that fails returns an `Err` and leaves every sequence
+/// it was given as it was.
+///
+/// A sequence is *stored* (its elements in memory) or *lazy*: `map`, `zip_map`, `cast`,
+/// `DeviceSeq::sequence`, `DeviceSeq::filled`, and `slice` of a lazy sequence record an
+/// expression over their inputs and hold no memory for their elements; every operation that
+/// reads a lazy sequence evaluates it inside its own kernel, in the same pass. Results are
+/// bitwise those of storing each step first. A lazy sequence read twice is computed twice:
+/// [`copy`](Self::copy) it where it is read many times.
+///
+/// Determinism: the same inputs on the same device give bitwise the same outputs on every
+/// run, for every operation and type, floats included.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Op};
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[3.0f32, 1.0, 2.0])?;
+/// let ys = xs.map(|x| x * x + 1.0)?.sort()?;
+/// assert_eq!(ys.to_vec()?, vec![2.0, 5.0, 10.0]);
+/// assert_eq!(ys.reduce(Op::Add)?, 17.0);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub struct DeviceSeq<T: Element> {
+    dev: Device,
+    src: Arc<Source>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> Clone for DeviceSeq<T> {
+    fn clone(&self) -> Self {
+        DeviceSeq {
+            dev: self.dev.clone(),
+            src: self.src.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Element> std::fmt::Debug for DeviceSeq<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceSeq<{}>(len {}, {}, on {})",
+            T::TYPE.name(),
+            self.len(),
+            if self.is_stored() { "stored" } else { "lazy" },
+            self.dev.name()
+        )
+    }
+}
+
+/// `Err(LengthMismatch)` unless the lengths are equal.
+fn length(expected: usize, actual: usize) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { expected, actual })
+    }
+}
+
+/// `Err(InvalidArgument)` where indices of `idx_bytes` bytes cannot address `len` elements.
+fn index_width(idx_bytes: usize, len: usize) -> Result<()> {
+    if idx_bytes == 4 && len as u64 > 1 << 32 {
+        return Err(Error::InvalidArgument(format!(
+            "u32 indices cannot address {len} elements"
+        )));
+    }
+    Ok(())
+}
+
+impl<T: Element> DeviceSeq<T> {
+    /// A sequence on `dev` whose elements are `src`.
+    pub(crate) fn from_source(dev: &Device, src: Source) -> Self {
+        DeviceSeq {
+            dev: dev.clone(),
+            src: Arc::new(src),
+            _t: PhantomData,
+        }
+    }
+
+    /// A stored sequence of the column `col`.
+    pub(crate) fn stored(dev: &Device, col: Column) -> Self {
+        Self::from_source(dev, Source::column(col))
+    }
+
+    /// What the sequence reads.
+    pub(crate) fn source(&self) -> &Source {
+        &self.src
+    }
+
+    /// `Err(DeviceMismatch)` unless `other` lives on this sequence's device.
+    fn same_device<U: Element>(&self, other: &DeviceSeq<U>) -> Result<()> {
+        if self.dev.same(&other.dev) {
+            Ok(())
+        } else {
+            Err(Error::DeviceMismatch)
+        }
+    }
+
+    /// A hash of the sequence's shape: equal for two lazy sequences that one compiled kernel
+    /// evaluates (whatever their constants are). For tests of the kernel cache.
+    #[doc(hidden)]
+    pub fn shape_hash(&self) -> u64 {
+        self.src.hash
+    }
+
+    /// Copies host data to the device.
+    ///
+    /// Cost: one transfer of `len * size_of::<T>()` bytes.
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory` where the device has no room; `Error::Cuda` from the driver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1u16, 2, 3])?;
+    /// assert_eq!(xs.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn from_slice(dev: &Device, data: &[T]) -> Result<Self> {
+        let col = dev
+            .backend()
+            .upload(T::TYPE, bytemuck::cast_slice(data), data.len())?;
+        Ok(Self::stored(dev, col))
+    }
+    /// `len` copies of `value`: a lazy sequence (no memory, no kernel; evaluated where it is
+    /// read).
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` leaves room for devices that must allocate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// assert_eq!(DeviceSeq::filled(&dev, -7i64, 3)?.to_vec()?, [-7, -7, -7]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn filled(dev: &Device, value: T, len: usize) -> Result<Self> {
+        Ok(Self::from_source(
+            dev,
+            Source::constant(T::TYPE, value.compute_bits(), len),
+        ))
+    }
+    /// `0, 1, 2, …, len-1` as `T`: wrapping for small integer types, rounded to nearest for
+    /// floats (as `i as T`; `f16`/`bf16` through `f32`).
+    ///
+    /// A lazy sequence: no memory and no kernel; each element is computed where it is read.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` leaves room for devices that must allocate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u8>::sequence(&dev, 300)?.to_vec()?;
+    /// assert_eq!(xs, (0..300).map(|i| i as u8).collect::<Vec<_>>());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sequence(dev: &Device, len: usize) -> Result<Self> {
+        Ok(Self::from_source(dev, Source::sequence(T::TYPE, len)))
+    }
+    /// Copies the elements to the host (waits for the work that produces them; a lazy
+    /// sequence is evaluated on the device first).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda` where queued work failed; `Error::OutOfMemory`; `Error::Compile`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let v = DeviceSeq::<i32>::sequence(&dev, 4)?.to_vec()?;
+    /// assert_eq!(v, [0, 1, 2, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut v = vec![T::default(); self.len()];
+        self.dev
+            .backend()
+            .download(&self.src, bytemuck::cast_slice_mut(&mut v))?;
+        Ok(v)
+    }
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.src.len
+    }
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The device the sequence lives on.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+    /// An O(1) view of a sub-range, sharing the storage (no copy); of a lazy sequence, the lazy
+    /// sequence of those elements.
+    ///
+    /// # Panics
+    ///
+    /// On a range outside `0..len`, exactly as slice indexing does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 10)?;
+    /// assert_eq!(xs.slice(2..5).to_vec()?, [2, 3, 4]);
+    /// assert_eq!(xs.slice(8..).to_vec()?, [8, 9]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Self {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s
+                .checked_add(1)
+                .unwrap_or_else(|| panic!("attempted to index slice from after maximum usize")),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e
+                .checked_add(1)
+                .unwrap_or_else(|| panic!("attempted to index slice up to maximum usize")),
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len(),
+        };
+        if start > end {
+            panic!("slice index starts at {start} but ends at {end}");
+        }
+        if end > self.len() {
+            panic!(
+                "range end index {end} out of range for slice of length {}",
+                self.len()
+            );
+        }
+        Self::from_source(&self.dev, self.src.slice(start, end - start))
+    }
+    /// A stored sequence with the same elements and storage of its own: a deep copy of a
+    /// stored sequence, the evaluation of a lazy one.
+    ///
+    /// Cost: one write of the sequence, and one read of what it is made of (a device-to-device
+    /// copy where it is stored).
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory`; `Error::Cuda`; `Error::Compile`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<i8>::sequence(&dev, 5)?;
+    /// assert_eq!(xs.slice(1..3).copy()?.to_vec()?, [1, 2]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn copy(&self) -> Result<Self> {
+        let col = self.dev.backend().materialize(&self.src)?;
+        Ok(Self::stored(&self.dev, col))
+    }
+    /// Whether the elements are in memory (`false` for a lazy sequence). A `slice` of a stored
+    /// sequence is stored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 8)?;
+    /// assert!(!xs.is_stored());
+    /// let ys = xs.copy()?;
+    /// assert!(ys.is_stored() && ys.slice(2..5).is_stored());
+    /// assert!(!ys.map(|y| y + 1)?.is_stored());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn is_stored(&self) -> bool {
+        self.src.as_column().is_some()
+    }
+}

@@ -1,0 +1,123 @@
+//! Segments given by head flags: the segmented scans, `segmented_reduce`, `head_flags`.
+
+use super::{DeviceSeq, length};
+use crate::error::Result;
+use crate::item::Element;
+use crate::op::Op;
+
+impl<T: Element> DeviceSeq<T> {
+    fn segment_inputs(&self, flags: &DeviceSeq<u8>) -> Result<()> {
+        self.same_device(flags)?;
+        length(self.len(), flags.len())
+    }
+
+    /// An inclusive scan that restarts at every segment head: a nonzero flag starts a segment
+    /// at that element, and element 0 always starts one.
+    ///
+    /// Deterministic as [`inclusive_scan`](Self::inclusive_scan) (a single-pass scan of
+    /// (value, flag) pairs with the flag-carrying operator).
+    ///
+    /// Cost: one read of the sequence and the flags, one write of the output.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` where `flags` has another length; `Error::DeviceMismatch`;
+    /// `Error::UnsupportedOp`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i64, 2, 3, 4, 5])?;
+    /// let flags = DeviceSeq::from_slice(&dev, &[0u8, 0, 1, 0, 7])?;
+    /// assert_eq!(xs.segmented_inclusive_scan(&flags, Op::Add)?.to_vec()?, [1, 3, 3, 7, 5]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn segmented_inclusive_scan(&self, flags: &DeviceSeq<u8>, op: Op) -> Result<Self> {
+        op.check::<T>()?;
+        self.segment_inputs(flags)?;
+        let b = self.device().backend();
+        let col = b.segmented_scan(self.source(), flags.source(), op, None)?;
+        Ok(Self::stored(self.device(), col))
+    }
+    /// An exclusive scan that restarts, with `init`, at every segment head.
+    ///
+    /// Deterministic as [`inclusive_scan`](Self::inclusive_scan).
+    ///
+    /// Cost: as [`segmented_inclusive_scan`](Self::segmented_inclusive_scan).
+    ///
+    /// # Errors
+    ///
+    /// As [`segmented_inclusive_scan`](Self::segmented_inclusive_scan).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i64, 2, 3, 4, 5])?;
+    /// let flags = DeviceSeq::from_slice(&dev, &[1u8, 0, 1, 0, 0])?;
+    /// assert_eq!(xs.segmented_exclusive_scan(&flags, 10, Op::Add)?.to_vec()?, [10, 11, 10, 13, 17]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn segmented_exclusive_scan(&self, flags: &DeviceSeq<u8>, init: T, op: Op) -> Result<Self> {
+        op.check::<T>()?;
+        self.segment_inputs(flags)?;
+        let b = self.device().backend();
+        let init = Some(init.compute_bits());
+        let col = b.segmented_scan(self.source(), flags.source(), op, init)?;
+        Ok(Self::stored(self.device(), col))
+    }
+    /// One value per segment, in order: the `op`-combination of each segment (the
+    /// `reduce_by_key` of sorted keys, with keys given as head flags).
+    ///
+    /// Deterministic as [`inclusive_scan`](Self::inclusive_scan).
+    ///
+    /// Cost: one read of the flags to count the segments (waits for the count), then one read
+    /// of the sequence and the flags and one write per segment.
+    ///
+    /// # Errors
+    ///
+    /// As [`segmented_inclusive_scan`](Self::segmented_inclusive_scan).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[4u16, 1, 9, 2, 8, 3])?;
+    /// let flags = DeviceSeq::from_slice(&dev, &[1u8, 0, 0, 1, 0, 1])?;
+    /// assert_eq!(xs.segmented_reduce(&flags, Op::Max)?.to_vec()?, [9, 8, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn segmented_reduce(&self, flags: &DeviceSeq<u8>, op: Op) -> Result<Self> {
+        op.check::<T>()?;
+        self.segment_inputs(flags)?;
+        let b = self.device().backend();
+        let col = b.segmented_reduce(self.source(), flags.source(), op)?;
+        Ok(Self::stored(self.device(), col))
+    }
+    /// 1 where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else 0: the heads of
+    /// the runs of equal elements.
+    ///
+    /// Cost: one read of the sequence, one write of the flags.
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 1, 2, 2, 2, 5])?;
+    /// assert_eq!(xs.head_flags()?.to_vec()?, [1, 0, 1, 0, 0, 1]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn head_flags(&self) -> Result<DeviceSeq<u8>> {
+        let col = self.device().backend().head_flags(self.source())?;
+        Ok(DeviceSeq::stored(self.device(), col))
+    }
+}

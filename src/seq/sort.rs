@@ -1,0 +1,97 @@
+//! `sort`, `sort_pairs` and `argsort`.
+
+use super::{DeviceSeq, index_width, length};
+use crate::backend::SortValues;
+use crate::error::Result;
+use crate::item::{Element, Index};
+
+impl<T: Element> DeviceSeq<T> {
+    /// Ascending; floats in the order of `f32::total_cmp`
+    /// (`-NaN < -inf < … < -0.0 < +0.0 < … < +inf < +NaN`).
+    ///
+    /// GPU: LSD radix sort, 8-bit digits, Onesweep style: one pass counts all digits, then one
+    /// pass per digit ranks and scatters; a digit that is the same for every key is skipped.
+    ///
+    /// Cost: one read of the keys, then one read and one write per 8 key bits whose digit
+    /// varies; temporaries of about twice the sequence.
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let v = [0.5f32, -0.0, f32::NAN, -3.0, 0.0, f32::NEG_INFINITY];
+    /// let mut want = v.to_vec();
+    /// want.sort_by(f32::total_cmp);
+    /// let got = DeviceSeq::from_slice(&dev, &v)?.sort()?.to_vec()?;
+    /// assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+    ///            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sort(&self) -> Result<Self> {
+        let (k, _) = self.device().backend().sort(self.source(), None)?;
+        Ok(Self::stored(self.device(), k))
+    }
+    /// The stable sort of `values` by these keys: both, in the same order.
+    ///
+    /// Cost: as [`sort`](Self::sort), moving the values with the keys.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let keys = DeviceSeq::from_slice(&dev, &[3i8, -1, 3, 0])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &['a' as u8, b'b', b'c', b'd'])?;
+    /// let (k, v) = keys.sort_pairs(&vals)?;
+    /// assert_eq!(k.to_vec()?, [-1, 0, 3, 3]);
+    /// assert_eq!(v.to_vec()?, [b'b', b'd', b'a', b'c']);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sort_pairs<V: Element>(&self, values: &DeviceSeq<V>) -> Result<(Self, DeviceSeq<V>)> {
+        self.same_device(values)?;
+        length(self.len(), values.len())?;
+        let v = SortValues {
+            values: values.source(),
+        };
+        let (k, v) = self.device().backend().sort(self.source(), Some(v))?;
+        let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
+        Ok((
+            Self::stored(self.device(), k),
+            DeviceSeq::stored(self.device(), v),
+        ))
+    }
+    /// The stable permutation that sorts the sequence: `self.gather(&self.argsort()?)` is
+    /// `self.sort()`.
+    ///
+    /// Cost: as [`sort_pairs`](Self::sort_pairs) (the positions are generated, not read).
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` where `I` cannot index every element (`u32` indices for more
+    /// than 2^32 elements); `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[30u64, 10, 20, 10])?;
+    /// assert_eq!(xs.argsort::<u32>()?.to_vec()?, [1, 3, 2, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn argsort<I: Index>(&self) -> Result<DeviceSeq<I>> {
+        index_width(I::TYPE.size(), self.len())?;
+        let (_, positions) =
+            self.sort_pairs(&DeviceSeq::<I>::sequence(self.device(), self.len())?)?;
+        Ok(positions)
+    }
+}

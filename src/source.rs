@@ -1,0 +1,352 @@
+//! `Source`: what a primitive reads. Every sequence is one: a stored sequence is the trivial
+//! source (one stored column), a lazy one an expression graph over leaves (stored columns, the
+//! row number, constants) that the consumer evaluates inside its own kernel, element by
+//! element, in the same pass.
+//!
+//! Two rules make fusion invisible: a value is rounded to its stored type exactly where a
+//! materialized sequence would have been stored (the output of every `map` whose type is
+//! `f16`/`bf16`), and a graph holds no constant values (they are parameters beside it), so a
+//! consumer's kernel is compiled once per *shape* of source, whatever the constants are.
+
+use crate::error::{Error, Result};
+use crate::expr::Traced;
+use crate::expr::graph::{Bin, Builder, Graph, Kind, Node};
+use crate::item::ScalarType;
+use std::any::Any;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Memory a backend keeps a column's elements in (the host's vectors, a GPU buffer).
+pub(crate) trait Storage: Any + Send + Sync {
+    /// For the backend that made it, to find its own type again.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A stored column: `len` elements of type `ty` starting at element `off` of `store`.
+#[derive(Clone)]
+pub(crate) struct Column {
+    pub ty: ScalarType,
+    pub store: Arc<dyn Storage>,
+    pub off: usize,
+    pub len: usize,
+}
+
+impl Column {
+    /// A column over the whole of `store`.
+    pub fn new(ty: ScalarType, store: Arc<dyn Storage>, len: usize) -> Column {
+        Column {
+            ty,
+            store,
+            off: 0,
+            len,
+        }
+    }
+
+    /// Whether both read the same elements from row 0 on.
+    fn same_start(&self, other: &Column) -> bool {
+        self.ty == other.ty && self.off == other.off && Arc::ptr_eq(&self.store, &other.store)
+    }
+
+    /// Rows `start..start + len` of this column.
+    fn rows(&self, start: usize, len: usize) -> Column {
+        Column {
+            ty: self.ty,
+            store: self.store.clone(),
+            off: self.off + start,
+            len,
+        }
+    }
+
+    /// The backend's storage behind the column.
+    pub fn storage<S: Storage>(&self) -> Result<&S> {
+        self.store
+            .as_any()
+            .downcast_ref::<S>()
+            .ok_or_else(|| Error::Internal("a column of another backend".into()))
+    }
+}
+
+/// A source: element `i` (of `len`) is the value of `graph` at row `i`, its `Column(k)` leaves
+/// reading `columns[k]` at that row, its `Param(k)` leaves being `params[k]`.
+///
+/// Canonical: columns and parameters are numbered in the order the graph first uses them and
+/// the graph has no unused node, so two sources of one shape have equal graphs (and `hash`).
+#[derive(Clone)]
+pub(crate) struct Source {
+    pub graph: Arc<Graph>,
+    /// Hash of `graph`: the source's shape, for kernel keys.
+    pub hash: u64,
+    pub columns: Vec<Column>,
+    pub params: Vec<u64>,
+    pub len: usize,
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Source({} nodes, {} columns, {} params, len {})",
+            self.graph.nodes.len(),
+            self.columns.len(),
+            self.params.len(),
+            self.len
+        )
+    }
+}
+
+fn leaf(ty: ScalarType, kind: Kind) -> Node {
+    Node { ty, kind }
+}
+
+impl Source {
+    fn from_parts(b: Builder, out: u32, cols: Vec<Column>, params: Vec<u64>, len: usize) -> Self {
+        let g = b.finish(out);
+        // Renumber leaves in order of first use, keeping only those the graph uses.
+        let (mut col_map, mut par_map) = (vec![u32::MAX; cols.len()], vec![u32::MAX; params.len()]);
+        let (mut columns, mut ps) = (Vec::new(), Vec::new());
+        let nodes: Vec<Node> = g
+            .nodes
+            .iter()
+            .map(|n| match n.kind {
+                Kind::Column(k) => {
+                    if col_map[k as usize] == u32::MAX {
+                        col_map[k as usize] = columns.len() as u32;
+                        columns.push(cols[k as usize].rows(0, len));
+                    }
+                    leaf(n.ty, Kind::Column(col_map[k as usize]))
+                }
+                Kind::Param(k) => {
+                    if par_map[k as usize] == u32::MAX {
+                        par_map[k as usize] = ps.len() as u32;
+                        ps.push(params[k as usize]);
+                    }
+                    leaf(n.ty, Kind::Param(par_map[k as usize]))
+                }
+                _ => *n,
+            })
+            .collect();
+        let graph = Graph { nodes, out: g.out };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        graph.hash(&mut h);
+        Source {
+            hash: h.finish(),
+            graph: Arc::new(graph),
+            columns,
+            params: ps,
+            len,
+        }
+    }
+
+    fn single(node: Node, cols: Vec<Column>, params: Vec<u64>, len: usize) -> Self {
+        let mut b = Builder::default();
+        let out = b.add(node);
+        Self::from_parts(b, out, cols, params, len)
+    }
+
+    /// A stored column as a source.
+    pub fn column(col: Column) -> Self {
+        let len = col.len;
+        Self::single(leaf(col.ty, Kind::Column(0)), vec![col], vec![], len)
+    }
+
+    /// `len` copies of the value whose compute bits are `bits`.
+    pub fn constant(ty: ScalarType, bits: u64, len: usize) -> Self {
+        Self::single(leaf(ty, Kind::Param(0)), vec![], vec![bits], len)
+    }
+
+    /// `0, 1, …, len - 1` as `ty` (`as` conversions: wrapping, or rounded for floats).
+    pub fn sequence(ty: ScalarType, len: usize) -> Self {
+        let mut b = Builder::default();
+        let i = b.add(leaf(ScalarType::U64, Kind::Index));
+        let out = if ty == ScalarType::U64 {
+            i
+        } else {
+            b.add(leaf(ty, Kind::Cast(i)))
+        };
+        Self::from_parts(b, out, vec![], vec![], len)
+    }
+
+    /// The element type.
+    pub fn ty(&self) -> ScalarType {
+        self.graph.out_type()
+    }
+
+    /// The column, where the source is one stored column (a stored sequence).
+    pub fn as_column(&self) -> Option<&Column> {
+        match self.graph.nodes.as_slice() {
+            [
+                Node {
+                    kind: Kind::Column(0),
+                    ..
+                },
+            ] => self.columns.first(),
+            _ => None,
+        }
+    }
+
+    /// The value's compute bits, where every element is that one value.
+    pub fn as_constant(&self) -> Option<u64> {
+        match self.graph.nodes.as_slice() {
+            [
+                Node {
+                    kind: Kind::Param(0),
+                    ..
+                },
+            ] => self.params.first().copied(),
+            _ => None,
+        }
+    }
+
+    /// Copies this source's nodes into `b` (its leaves appended to `cols` and `params`,
+    /// `Index` read `shift` rows further on) and returns its value's node, rounded where a
+    /// stored sequence of its type would be.
+    fn import(
+        &self,
+        b: &mut Builder,
+        cols: &mut Vec<Column>,
+        params: &mut Vec<u64>,
+        shift: usize,
+    ) -> u32 {
+        let mut map: Vec<u32> = Vec::with_capacity(self.graph.nodes.len());
+        for n in &self.graph.nodes {
+            let new = match n.kind {
+                Kind::Column(k) => {
+                    let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
+                    let at = match cols.iter().position(|x| x.same_start(&c)) {
+                        Some(p) => p,
+                        None => {
+                            cols.push(c);
+                            cols.len() - 1
+                        }
+                    };
+                    b.add(leaf(n.ty, Kind::Column(at as u32)))
+                }
+                Kind::Param(k) => {
+                    params.push(self.params[k as usize]);
+                    b.add(leaf(n.ty, Kind::Param(params.len() as u32 - 1)))
+                }
+                Kind::Index if shift > 0 => {
+                    let i = b.add(*n);
+                    params.push(shift as u64);
+                    let s = b.add(leaf(ScalarType::U64, Kind::Param(params.len() as u32 - 1)));
+                    b.add(leaf(ScalarType::U64, Kind::Binary(Bin::Add, i, s)))
+                }
+                _ => b.add(n.remap(|o| map[o as usize])),
+            };
+            map.push(new);
+        }
+        let out = map[self.graph.out as usize];
+        let n = self.graph.nodes[self.graph.out as usize];
+        let exact = matches!(n.kind, Kind::Column(_) | Kind::Param(_) | Kind::Cast(_));
+        if matches!(n.ty, ScalarType::F16 | ScalarType::BF16) && !exact {
+            b.add(leaf(n.ty, Kind::Cast(out)))
+        } else {
+            out
+        }
+    }
+
+    /// Elements `start..start + len` (callers check the range).
+    pub fn slice(&self, start: usize, len: usize) -> Self {
+        if start == 0 && len == self.len {
+            return self.clone();
+        }
+        let (mut b, mut cols, mut params) = (Builder::default(), Vec::new(), Vec::new());
+        let out = self.import(&mut b, &mut cols, &mut params, start);
+        Self::from_parts(b, out, cols, params, len)
+    }
+
+    /// The source of `t` applied element-wise to `inputs` (one a traced argument; callers check
+    /// that they have `len` elements each).
+    pub fn map(inputs: &[&Source], t: &Traced, len: usize) -> Self {
+        let (mut b, mut cols, mut params) = (Builder::default(), Vec::new(), Vec::new());
+        let args: Vec<u32> = inputs
+            .iter()
+            .map(|s| s.import(&mut b, &mut cols, &mut params, 0))
+            .collect();
+        let mut map: Vec<u32> = Vec::with_capacity(t.graph.nodes.len());
+        for n in &t.graph.nodes {
+            let new = match n.kind {
+                Kind::Arg(k) => args[k as usize],
+                Kind::Param(k) => {
+                    params.push(t.params[k as usize]);
+                    b.add(leaf(n.ty, Kind::Param(params.len() as u32 - 1)))
+                }
+                _ => b.add(n.remap(|o| map[o as usize])),
+            };
+            map.push(new);
+        }
+        Self::from_parts(b, map[t.graph.out as usize], cols, params, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{Expr, trace};
+
+    struct Dummy;
+    impl Storage for Dummy {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    fn col(ty: ScalarType, len: usize) -> Column {
+        Column::new(ty, Arc::new(Dummy), len)
+    }
+
+    fn scale(k: f32) -> Traced {
+        trace(&[ScalarType::F32], |a, id| {
+            Expr::<f32>::from_node(id, a[0]) * k + 2.0
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn maps_of_one_shape_share_a_hash() {
+        let c = Source::column(col(ScalarType::F32, 10));
+        let a = Source::map(&[&c], &scale(1.0), 10);
+        let b = Source::map(&[&c], &scale(5.0), 10);
+        assert_eq!(a.hash, b.hash);
+        assert_eq!(a.graph, b.graph);
+        assert_ne!(a.params, b.params);
+        assert!(c.as_column().is_some() && a.as_column().is_none());
+    }
+
+    #[test]
+    fn slices_move_the_leaves() {
+        let s = Source::sequence(ScalarType::U32, 100);
+        let t = s.slice(10, 5);
+        assert_eq!(t.len, 5);
+        assert_eq!(t.params, [10]);
+        let c = Source::column(col(ScalarType::I8, 100)).slice(3, 4);
+        assert_eq!((c.columns[0].off, c.columns[0].len), (3, 4));
+        assert!(c.as_column().is_some());
+    }
+
+    #[test]
+    fn shared_columns_are_read_once() {
+        let c = Source::column(col(ScalarType::I32, 10));
+        let t = trace(&[ScalarType::I32, ScalarType::I32], |a, id| {
+            Expr::<i32>::from_node(id, a[0]) + Expr::<i32>::from_node(id, a[1])
+        })
+        .unwrap();
+        let z = Source::map(&[&c, &c], &t, 10);
+        assert_eq!(z.columns.len(), 1);
+        let w = Source::map(&[&c, &c.slice(1, 9)], &t, 9);
+        assert_eq!(w.columns.len(), 2);
+    }
+
+    #[test]
+    fn half_results_are_rounded_where_stored() {
+        let c = Source::column(col(ScalarType::F16, 4));
+        let t = trace(&[ScalarType::F16], |a, id| {
+            Expr::<half::f16>::from_node(id, a[0]) + half::f16::ONE
+        })
+        .unwrap();
+        let once = Source::map(&[&c], &t, 4);
+        let twice = Source::map(&[&once], &t, 4);
+        // column, param, add, round (cast), param, add
+        assert!(matches!(twice.graph.nodes[3].kind, Kind::Cast(2)));
+    }
+}
