@@ -176,6 +176,14 @@ fn main() -> Result<()> {
         b.run("copy_if_f32", lg, 6.0, || {
             f.compact(&f.map(|x| x.lt(0.5))?).map(drop)
         })?;
+        {
+            let r3 = idx.map(|i| i / 3u32)?.copy()?;
+            let r8 = idx.map(|i| i / 8u32)?.copy()?;
+            b.run("unique_u32", lg, 4.0 + 4.0 / 3.0, || r3.dedup().map(drop))?;
+            b.run("reduce_by_key_f32", lg, 9.0, || {
+                r8.reduce_by_key(&f, Op::Add).map(drop)
+            })?;
+        }
     }
     Ok(())
 }

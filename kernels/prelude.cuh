@@ -151,6 +151,20 @@ DS_DEV f64 canon(f64 x) {
 }
 template <class C> DS_DEV C canon(C x) { return x; }
 
+// Whether two stored elements have the same bits (head flags compare bits: -0.0 differs from
+// +0.0, a NaN equals a NaN of the same bits).
+template <int BYTES> struct uint_of;
+template <> struct uint_of<1> { typedef u8 T; };
+template <> struct uint_of<2> { typedef u16 T; };
+template <> struct uint_of<4> { typedef u32 T; };
+template <> struct uint_of<8> { typedef u64 T; };
+template <class T> DS_DEV bool same_bits(T a, T b) {
+  typename uint_of<sizeof(T)>::T x, y;
+  memcpy(&x, &a, sizeof(T));
+  memcpy(&y, &b, sizeof(T));
+  return x == y;
+}
+
 template <class T> DS_DEV bool is_nan(T x) {
   if constexpr (traits<T>::is_float) return x != x;
   else return false;

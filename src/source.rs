@@ -104,24 +104,27 @@ impl Source {
         // Renumber leaves in order of first use, keeping only those the graph uses.
         let (mut col_map, mut par_map) = (vec![u32::MAX; cols.len()], vec![u32::MAX; params.len()]);
         let (mut columns, mut ps) = (Vec::new(), Vec::new());
+        let mut column = |k: u32| {
+            if col_map[k as usize] == u32::MAX {
+                col_map[k as usize] = columns.len() as u32;
+                columns.push(cols[k as usize].rows(0, len));
+            }
+            col_map[k as usize]
+        };
+        let mut param = |k: u32| {
+            if par_map[k as usize] == u32::MAX {
+                par_map[k as usize] = ps.len() as u32;
+                ps.push(params[k as usize]);
+            }
+            par_map[k as usize]
+        };
         let nodes: Vec<Node> = g
             .nodes
             .iter()
             .map(|n| match n.kind {
-                Kind::Column(k) => {
-                    if col_map[k as usize] == u32::MAX {
-                        col_map[k as usize] = columns.len() as u32;
-                        columns.push(cols[k as usize].rows(0, len));
-                    }
-                    leaf(n.ty, Kind::Column(col_map[k as usize]))
-                }
-                Kind::Param(k) => {
-                    if par_map[k as usize] == u32::MAX {
-                        par_map[k as usize] = ps.len() as u32;
-                        ps.push(params[k as usize]);
-                    }
-                    leaf(n.ty, Kind::Param(par_map[k as usize]))
-                }
+                Kind::Column(k) => leaf(n.ty, Kind::Column(column(k))),
+                Kind::Param(k) => leaf(n.ty, Kind::Param(param(k))),
+                Kind::Head(c, p) => leaf(n.ty, Kind::Head(c, param(p))),
                 _ => *n,
             })
             .collect();
@@ -152,6 +155,16 @@ impl Source {
     /// `len` copies of the value whose compute bits are `bits`.
     pub fn constant(ty: ScalarType, bits: u64, len: usize) -> Self {
         Self::single(leaf(ty, Kind::Param(0)), vec![], vec![bits], len)
+    }
+
+    /// The head flags of a stored column: 1 where an element's bits differ from those of the
+    /// element before it, and at the first.
+    pub fn head_flags(col: Column) -> Self {
+        let (len, ty) = (col.len, col.ty);
+        let mut b = Builder::default();
+        let c = b.add(leaf(ty, Kind::Column(0)));
+        let out = b.add(leaf(ScalarType::U8, Kind::Head(c, 0)));
+        Self::from_parts(b, out, vec![col], vec![0], len)
     }
 
     /// `0, 1, …, len - 1` as `ty` (`as` conversions: wrapping, or rounded for floats).
@@ -208,18 +221,28 @@ impl Source {
         shift: usize,
     ) -> u32 {
         let mut map: Vec<u32> = Vec::with_capacity(self.graph.nodes.len());
+        let column = |k: u32, cols: &mut Vec<Column>| {
+            let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
+            let at = match cols.iter().position(|x| x.same_start(&c)) {
+                Some(p) => p,
+                None => {
+                    cols.push(c);
+                    cols.len() - 1
+                }
+            };
+            at as u32
+        };
         for n in &self.graph.nodes {
             let new = match n.kind {
                 Kind::Column(k) => {
-                    let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
-                    let at = match cols.iter().position(|x| x.same_start(&c)) {
-                        Some(p) => p,
-                        None => {
-                            cols.push(c);
-                            cols.len() - 1
-                        }
-                    };
-                    b.add(leaf(n.ty, Kind::Column(at as u32)))
+                    let at = column(k, cols);
+                    b.add(leaf(n.ty, Kind::Column(at)))
+                }
+                Kind::Head(c, p) => {
+                    // The first row of the flags' sequence moves with the slice.
+                    params.push(self.params[p as usize] + shift as u64);
+                    let p = params.len() as u32 - 1;
+                    b.add(leaf(n.ty, Kind::Head(map[c as usize], p)))
                 }
                 Kind::Param(k) => {
                     params.push(self.params[k as usize]);
@@ -237,7 +260,10 @@ impl Source {
         }
         let out = map[self.graph.out as usize];
         let n = self.graph.nodes[self.graph.out as usize];
-        let exact = matches!(n.kind, Kind::Column(_) | Kind::Param(_) | Kind::Cast(_));
+        let exact = matches!(
+            n.kind,
+            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..)
+        );
         if matches!(n.ty, ScalarType::F16 | ScalarType::BF16) && !exact {
             b.add(leaf(n.ty, Kind::Cast(out)))
         } else {

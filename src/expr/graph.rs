@@ -68,6 +68,12 @@ pub(crate) enum Kind {
     Column(u32),
     /// Leaf of a source: the row number itself (a `u64`).
     Index,
+    /// Of a source (a `u8`): 1 where the element that node c (a `Column` leaf) reads at the
+    /// row starts a run of equal elements (bitwise), else 0. The row starts a run where
+    /// `row + param p == 0` (the first element of the sequence the flags were made for; a
+    /// slice of the flags adds its offset to `p`), else where its bits differ from those of
+    /// the column's element before it.
+    Head(u32, u32),
     Unary(Un, u32),
     Binary(Bin, u32, u32),
     Cmp(Cmp, u32, u32),
@@ -89,7 +95,7 @@ impl Node {
     /// The nodes this one reads.
     pub fn operands(&self) -> impl Iterator<Item = u32> {
         let (a, b, c) = match self.kind {
-            Kind::Unary(_, a) | Kind::Cast(a) => (Some(a), None, None),
+            Kind::Unary(_, a) | Kind::Cast(a) | Kind::Head(a, _) => (Some(a), None, None),
             Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
             Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
             _ => (None, None, None),
@@ -102,6 +108,7 @@ impl Node {
         let kind = match self.kind {
             Kind::Unary(op, a) => Kind::Unary(op, f(a)),
             Kind::Cast(a) => Kind::Cast(f(a)),
+            Kind::Head(c, p) => Kind::Head(f(c), p),
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
             Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),
             Kind::Select(c, a, b) => Kind::Select(f(c), f(a), f(b)),

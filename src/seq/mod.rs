@@ -8,6 +8,7 @@ mod gather;
 mod histogram;
 mod map;
 mod reduce;
+mod runs;
 mod scan;
 mod segment;
 mod sort;

@@ -4,6 +4,7 @@ use super::{DeviceSeq, length};
 use crate::error::Result;
 use crate::item::Element;
 use crate::op::Op;
+use crate::source::Source;
 
 impl<T: Element> DeviceSeq<T> {
     fn segment_inputs(&self, flags: &DeviceSeq<u8>) -> Result<()> {
@@ -101,7 +102,11 @@ impl<T: Element> DeviceSeq<T> {
     /// 1 where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else 0: the heads of
     /// the runs of equal elements.
     ///
-    /// Cost: one read of the sequence, one write of the flags.
+    /// Of a stored sequence the flags are lazy: no kernel runs and no memory is taken; the
+    /// operation that reads them compares neighbours in its own pass (so `keys.compact(&flags)`
+    /// and `values.segmented_reduce(&flags, op)` read the keys once, with no flag array). Of a
+    /// lazy sequence they are computed and stored: one read of the sequence, one write of the
+    /// flags.
     ///
     /// # Errors
     ///
@@ -117,6 +122,10 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn head_flags(&self) -> Result<DeviceSeq<u8>> {
+        if let Some(col) = self.source().as_column() {
+            let flags = Source::head_flags(col.clone());
+            return Ok(DeviceSeq::from_source(self.device(), flags));
+        }
         let col = self.device().backend().head_flags(self.source())?;
         Ok(DeviceSeq::stored(self.device(), col))
     }

@@ -18,6 +18,7 @@ mod lazy;
 mod map;
 mod props;
 mod reduce;
+mod runs;
 mod sanitize;
 mod scan;
 mod segment;

@@ -91,8 +91,15 @@ pub(crate) mod check {
     use crate::item::ScalarType;
 
     /// The instances a compile check builds.
-    pub(crate) fn variants(lazy_indices: &[SourceKey]) -> Vec<KernelKey> {
+    pub(crate) fn variants(lazy_indices: &[SourceKey], lazy_flags: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
+        for f in lazy_flags {
+            let (ty, vec) = (ScalarType::U32, tuning::vec(4));
+            v.push(KernelKey {
+                family: key(ty.size(), false).into(),
+                sources: vec![SourceKey::plain(ty, vec), f.clone()],
+            });
+        }
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
             for (avec, wide) in [(vec, false), (0, true)] {

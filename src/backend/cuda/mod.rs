@@ -280,8 +280,15 @@ mod compile_check {
         v.extend(map::check::variants(&lazy));
         v.extend(reduce::check::variants());
         v.extend(scan::check::variants());
-        v.extend(segment::check::variants());
-        v.extend(compact::check::variants(&positions));
+        // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
+        let heads = Source::head_flags(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
+        let flags = [
+            SourceKey::assuming(&heads, 4),
+            SourceKey::assuming(&heads.slice(3, 5), 4),
+            SourceKey::assuming(&heads, 0),
+        ];
+        v.extend(segment::check::variants(&flags));
+        v.extend(compact::check::variants(&positions, &flags));
         v.extend(gather::check::variants());
         v.extend(sort::check::variants(&positions));
         v.extend(combine::check::variants());

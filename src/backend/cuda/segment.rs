@@ -216,8 +216,19 @@ pub(crate) mod check {
     use crate::backend::cuda::source::SourceKey;
 
     /// The instances a compile check builds.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    pub(crate) fn variants(lazy_flags: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
+        for f in lazy_flags {
+            let (ty, vec) = (ScalarType::F32, tuning::vec(4));
+            v.push(KernelKey {
+                family: reduce_key(4, Op::Add, false).into(),
+                sources: vec![SourceKey::plain(ty, vec), f.clone()],
+            });
+            v.push(KernelKey {
+                family: scan_key(4, Op::Add, true).into(),
+                sources: vec![SourceKey::plain(ty, vec), f.clone()],
+            });
+        }
         let flags = |vec| SourceKey::plain(ScalarType::U8, vec);
         for ty in ScalarType::ALL {
             let (size, vec) = (ty.size(), tuning::vec(ty.size()));

@@ -132,28 +132,45 @@ pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
 }
 
 /// The struct of a lazy source `k` (nothing for a stored column).
+///
+/// `f` computes the expression from the elements its columns hold at the row (`a0`, ...) and,
+/// for each head-flag node, the element before it in that node's column (`h0`, ...); `at` and
+/// `vec` load those and call it.
 pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let Some(shape) = &key.shape else {
         return String::new();
     };
     let g = &*shape.graph;
-    let cols: Vec<ScalarType> = {
-        let mut c = Vec::new();
-        for n in &g.nodes {
-            if let Kind::Column(i) = n.kind {
-                if c.len() <= i as usize {
-                    c.resize(i as usize + 1, n.ty);
-                }
-                c[i as usize] = n.ty;
+    let mut cols: Vec<ScalarType> = Vec::new();
+    for n in &g.nodes {
+        if let Kind::Column(i) = n.kind {
+            if cols.len() <= i as usize {
+                cols.resize(i as usize + 1, n.ty);
             }
+            cols[i as usize] = n.ty;
         }
-        c
-    };
+    }
+    // Head-flag nodes: (their column node, its column, their first-row parameter).
+    let heads: Vec<(u32, u32, u32)> = g
+        .nodes
+        .iter()
+        .filter_map(|n| match n.kind {
+            Kind::Head(c, p) => match g.nodes[c as usize].kind {
+                Kind::Column(col) => Some((c, col, p)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let params = g
         .nodes
         .iter()
-        .filter(|n| matches!(n.kind, Kind::Param(_)))
-        .count();
+        .filter_map(|n| match n.kind {
+            Kind::Param(k) | Kind::Head(_, k) => Some(k as usize + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     let t = key.ty.name();
     let mut s = String::new();
     let _ = writeln!(s, "struct S{k} {{");
@@ -166,18 +183,25 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     for i in 0..params {
         let _ = writeln!(s, "  u64 p{i};");
     }
-    // f: the expression from the columns' elements at a row.
     let mut args: Vec<String> = cols
         .iter()
         .enumerate()
         .map(|(i, ty)| format!("const {} a{i}", ty.name()))
         .collect();
+    for (h, &(_, c, _)) in heads.iter().enumerate() {
+        args.push(format!("const {} h{h}", cols[c as usize].name()));
+    }
     args.push("const u64 row".into());
     let _ = writeln!(s, "  DS_DEV T f({}) const {{", args.join(", "));
     let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
         Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
         Kind::Param(i) => format!("ds::from_bits<{}>(p{i})", ctype(n.ty)),
         Kind::Index => "row".into(),
+        Kind::Head(c, p) => {
+            let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
+            let col = heads.get(h).map_or(0, |x| x.1);
+            format!("(u8)((row + p{p} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)")
+        }
         _ => "0".into(),
     });
     // A computed result leaves as its type's one NaN where it is NaN (as on the host).
@@ -187,10 +211,12 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         out
     };
     let _ = writeln!(s, "    return ds::from_c<T>({out});\n  }}");
-    let at: Vec<String> = (0..cols.len())
-        .map(|i| format!("c{i}[i]"))
-        .chain(["i".to_string()])
-        .collect();
+    // at: the elements at i (and before it, for head flags).
+    let mut at: Vec<String> = (0..cols.len()).map(|i| format!("c{i}[i]")).collect();
+    for &(_, c, p) in &heads {
+        at.push(format!("(i + p{p} > 0 ? c{c}[i - 1] : c{c}[i])"));
+    }
+    at.push("i".into());
     let _ = writeln!(
         s,
         "  DS_DEV T at(u64 i) const {{ return f({}); }}",
@@ -208,8 +234,16 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
         );
     }
+    for (h, &(_, c, p)) in heads.iter().enumerate() {
+        let x = cols[c as usize].name();
+        let _ = writeln!(
+            s,
+            "      {x} h{h}[VEC];\n      h{h}[0] = i + p{p} > 0 ? c{c}[i - 1] : a{c}[0];\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
+        );
+    }
     let vals: Vec<String> = (0..cols.len())
         .map(|i| format!("a{i}[j]"))
+        .chain((0..heads.len()).map(|h| format!("h{h}[j]")))
         .chain(["i + j".to_string()])
         .collect();
     let _ = writeln!(
@@ -222,4 +256,29 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         "    }} else {{\n#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = at(i + j);\n    }}\n  }}\n}};"
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Column, Storage};
+
+    struct NoMemory;
+    impl Storage for NoMemory {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    #[test]
+    fn head_flags_print_their_neighbour() {
+        let col = Column::new(ScalarType::U32, Arc::new(NoMemory), 10);
+        let heads = Source::head_flags(col).slice(3, 5);
+        let s = cpp_struct(&SourceKey::assuming(&heads, 4), 1);
+        println!("{s}");
+        assert!(s.contains("const u32 h0"), "{s}");
+        assert!(s.contains("(i + p0 > 0 ? c0[i - 1] : c0[i])"), "{s}");
+        assert!(s.contains("ds::same_bits(a0, h0)"), "{s}");
+        assert_eq!(heads.params, [3]);
+    }
 }

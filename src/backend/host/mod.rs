@@ -151,12 +151,22 @@ fn column_bytes(c: &Column) -> Result<&[u8]> {
     Ok(&b[c.off * s..(c.off + c.len) * s])
 }
 
+/// The bytes of the element just before a column's first (a view's), if it has one.
+fn bytes_before(c: &Column) -> Result<Option<&[u8]>> {
+    let b = c.storage::<HostStore>()?.data.bytes();
+    let s = c.ty.size();
+    Ok((c.off > 0).then(|| &b[(c.off - 1) * s..c.off * s]))
+}
+
+/// A column's type, its elements' bytes, and those of the element before it (if any).
+type ColBytes<'a> = (ScalarType, &'a [u8], Option<&'a [u8]>);
+
 /// A source read as elements of type `T` (its type): chunks borrowed from the column where it
 /// is stored, else evaluated by the interpreter.
 pub(crate) struct HostSrc<'a, T> {
     src: &'a Source,
     plain: Option<&'a [T]>,
-    cols: Vec<(ScalarType, &'a [u8])>,
+    cols: Vec<ColBytes<'a>>,
 }
 
 impl<'a, T: Element> HostSrc<'a, T> {
@@ -175,7 +185,7 @@ impl<'a, T: Element> HostSrc<'a, T> {
         let cols = src
             .columns
             .iter()
-            .map(|c| Ok((c.ty, column_bytes(c)?)))
+            .map(|c| Ok((c.ty, column_bytes(c)?, bytes_before(c)?)))
             .collect::<Result<_>>()?;
         Ok(HostSrc { src, plain, cols })
     }
@@ -236,11 +246,26 @@ impl<T: Element> Eval<'_, '_, T> {
         let (src, cols) = (self.s.src, &self.s.cols);
         let leaf = |n: &Node| match n.kind {
             Kind::Column(k) => {
-                let (ty, bytes) = cols[k as usize];
+                let (ty, bytes, _) = cols[k as usize];
                 let size = ty.size();
                 let mut b = [0u8; 8];
                 b[..size].copy_from_slice(&bytes[row * size..(row + 1) * size]);
                 Val::load(ty, u64::from_le_bytes(b))
+            }
+            Kind::Head(c, p) => {
+                let Kind::Column(k) = src.graph.nodes[c as usize].kind else {
+                    return Val::U8(1);
+                };
+                let (ty, bytes, before) = cols[k as usize];
+                let size = ty.size();
+                let first = row as u64 + src.params[p as usize] == 0;
+                let differs = first
+                    || if row == 0 {
+                        before != Some(&bytes[..size])
+                    } else {
+                        bytes[(row - 1) * size..row * size] != bytes[row * size..(row + 1) * size]
+                    };
+                Val::U8(differs as u8)
             }
             Kind::Param(k) => Val::from_compute_bits(n.ty, src.params[k as usize]),
             Kind::Index => Val::U64(row as u64),

@@ -1,0 +1,100 @@
+//! Runs of equal consecutive elements: `dedup`, `run_lengths`, `reduce_by_key`. Built on the
+//! head flags, which are lazy for a stored sequence: the compaction and the segmented reduction
+//! that read them compare neighbours in their own pass.
+
+use super::{DeviceSeq, length};
+use crate::error::Result;
+use crate::item::Element;
+use crate::op::Op;
+
+impl<T: Element> DeviceSeq<T> {
+    /// The first element of each run of equal consecutive elements, in order (`Vec::dedup`,
+    /// Thrust's `unique`); equal means bitwise, as for [`head_flags`](Self::head_flags).
+    ///
+    /// Cost: one fused pass over the sequence (a compaction whose flags compare neighbours);
+    /// waits for the count.
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory`; `Error::Cuda`; `Error::Compile`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let v = [3u16, 3, 1, 1, 1, 3, 7, 7];
+    /// let mut want = v.to_vec();
+    /// want.dedup();
+    /// assert_eq!(DeviceSeq::from_slice(&dev, &v)?.dedup()?.to_vec()?, want);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn dedup(&self) -> Result<Self> {
+        self.compact(&self.head_flags()?)
+    }
+
+    /// Each run of equal consecutive elements (bitwise, as for `dedup`): its element, and its
+    /// length.
+    ///
+    /// Cost: two passes (`dedup`, and a segmented reduction of ones over the lazy head flags).
+    ///
+    /// # Errors
+    ///
+    /// As [`dedup`](Self::dedup).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[5i8, 5, 5, -1, 5, 5])?;
+    /// let (elems, lens) = xs.run_lengths()?;
+    /// assert_eq!(elems.to_vec()?, [5, -1, 5]);
+    /// assert_eq!(lens.to_vec()?, [3, 1, 2]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn run_lengths(&self) -> Result<(Self, DeviceSeq<u64>)> {
+        let heads = self.head_flags()?;
+        let ones = DeviceSeq::filled(self.device(), 1u64, self.len())?;
+        Ok((
+            self.compact(&heads)?,
+            ones.segmented_reduce(&heads, Op::Add)?,
+        ))
+    }
+
+    /// For each run of equal consecutive keys (bitwise for floats): its key and the
+    /// `op`-combination of its values, in order (Thrust's and CUB's `reduce_by_key`). The
+    /// values of a run are combined in order, so float results are the same on every run.
+    ///
+    /// Cost: the keys' `dedup`, and a segmented reduction of the values over the keys' lazy
+    /// head flags (the keys read again, no flag array).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`; `Error::UnsupportedOp`;
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let keys = DeviceSeq::from_slice(&dev, &[1u32, 1, 2, 2, 2, 1])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let (k, v) = keys.reduce_by_key(&vals, Op::Add)?;
+    /// assert_eq!(k.to_vec()?, [1, 2, 1]);
+    /// assert_eq!(v.to_vec()?, [3.0, 12.0, 6.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn reduce_by_key<V: Element>(
+        &self,
+        values: &DeviceSeq<V>,
+        op: Op,
+    ) -> Result<(Self, DeviceSeq<V>)> {
+        op.check::<V>()?;
+        self.same_device(values)?;
+        length(self.len(), values.len())?;
+        let heads = self.head_flags()?;
+        Ok((self.compact(&heads)?, values.segmented_reduce(&heads, op)?))
+    }
+}

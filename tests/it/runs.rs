@@ -1,0 +1,178 @@
+//! Runs of equal consecutive elements: `head_flags` (lazy for stored sequences, with slices of
+//! both the flags and the sequence), `dedup`, `run_lengths`, `reduce_by_key`, against plain
+//! loops over the bits.
+
+use crate::common::*;
+use crate::for_types;
+use devseq::{DeviceSeq, Element, Op};
+
+/// `n` values in runs of 1 to 8 equal ones, drawn from a small pool (floats: NaNs, signed
+/// zeros and infinities among them), so that runs of equal values also meet.
+fn runs_of<X: T>(r: &mut Rng, n: usize) -> Vec<X> {
+    let pool: Vec<X> = draw_vec(r, 6, Gen::Special);
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        let x = pool[r.below(pool.len() as u64) as usize];
+        let len = 1 + r.below(8) as usize;
+        v.extend(std::iter::repeat_n(x, len.min(n - v.len())));
+    }
+    v
+}
+
+fn head_oracle<X: Element>(xs: &[X]) -> Vec<u8> {
+    (0..xs.len())
+        .map(|i| (i == 0 || xs[i].to_bits() != xs[i - 1].to_bits()) as u8)
+        .collect()
+}
+
+fn dedup_oracle<X: Element>(xs: &[X]) -> Vec<X> {
+    let h = head_oracle(xs);
+    xs.iter()
+        .zip(&h)
+        .filter(|(_, h)| **h != 0)
+        .map(|(x, _)| *x)
+        .collect()
+}
+
+fn lengths_oracle<X: Element>(xs: &[X]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for (i, h) in head_oracle(xs).into_iter().enumerate() {
+        if i == 0 || h != 0 {
+            out.push(0);
+        }
+        *out.last_mut().unwrap() += 1;
+    }
+    out
+}
+
+fn runs<X: T>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for &n in sizes() {
+        let xs: Vec<X> = runs_of(&mut r, n);
+        let s = upload(&xs);
+        let flags = s.head_flags().unwrap();
+        assert!(
+            !flags.is_stored(),
+            "head flags of a stored sequence are lazy"
+        );
+        assert_eq!(
+            flags.to_vec().unwrap(),
+            head_oracle(&xs),
+            "head_flags n={n}"
+        );
+        assert_bits(
+            &s.dedup().unwrap().to_vec().unwrap(),
+            &dedup_oracle(&xs),
+            "dedup",
+        );
+        let (elems, lens) = s.run_lengths().unwrap();
+        assert_bits(
+            &elems.to_vec().unwrap(),
+            &dedup_oracle(&xs),
+            "run_lengths: elements",
+        );
+        assert_eq!(
+            lens.to_vec().unwrap(),
+            lengths_oracle(&xs),
+            "run_lengths n={n}"
+        );
+
+        // Slices of the flags keep the flag of their first element (it compares with the one
+        // before); flags of a slice start a run at their first element.
+        if n > 7 {
+            let tail = flags.slice(5..).to_vec().unwrap();
+            assert_eq!(tail, head_oracle(&xs)[5..], "head_flags().slice(5..) n={n}");
+            let of_slice = s.slice(5..).head_flags().unwrap().to_vec().unwrap();
+            assert_eq!(
+                of_slice,
+                head_oracle(&xs[5..]),
+                "slice(5..).head_flags() n={n}"
+            );
+            assert_bits(
+                &s.slice(5..).dedup().unwrap().to_vec().unwrap(),
+                &dedup_oracle(&xs[5..]),
+                "slice(5..).dedup()",
+            );
+            let idx = flags
+                .slice(3..)
+                .nonzero_indices::<u32>()
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let want: Vec<u32> = head_oracle(&xs)[3..]
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| **h != 0)
+                .map(|(i, _)| i as u32)
+                .collect();
+            assert_eq!(idx, want, "head_flags().slice(3..).nonzero_indices() n={n}");
+        }
+
+        // reduce_by_key: values whose sums are exact in any order, and an integer column.
+        let vals: Vec<X> = draw_vec(&mut r, n, Gen::SumExact);
+        let (k, v) = s.reduce_by_key(&upload(&vals), Op::Add).unwrap();
+        assert_bits(
+            &k.to_vec().unwrap(),
+            &dedup_oracle(&xs),
+            "reduce_by_key: keys",
+        );
+        let mut want: Vec<X::Acc> = Vec::new();
+        for (i, h) in head_oracle(&xs).into_iter().enumerate() {
+            if h != 0 {
+                want.push(X::identity(Op::Add));
+            }
+            let last = want.last_mut().unwrap();
+            *last = X::op(Op::Add, *last, vals[i].acc());
+        }
+        let want: Vec<X> = want.into_iter().map(X::from_acc).collect();
+        assert_same(
+            &v.to_vec().unwrap(),
+            &want,
+            &format!("reduce_by_key Add n={n}"),
+        );
+        let ones = DeviceSeq::filled(&dev(), 1u32, n).unwrap();
+        let (_, counts) = s.reduce_by_key(&ones, Op::Add).unwrap();
+        let lens: Vec<u32> = lengths_oracle(&xs).into_iter().map(|l| l as u32).collect();
+        assert_eq!(counts.to_vec().unwrap(), lens, "reduce_by_key counts n={n}");
+    }
+}
+for_types!(runs, runs);
+
+/// Lazy keys: their head flags are computed and stored, with the same result.
+#[test]
+fn runs_of_lazy_keys() {
+    let d = dev();
+    for &n in small_sizes() {
+        let keys = DeviceSeq::<u32>::sequence(&d, n)
+            .unwrap()
+            .map(|i| i / 3)
+            .unwrap();
+        let host: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
+        assert!(keys.head_flags().unwrap().is_stored());
+        assert_eq!(keys.dedup().unwrap().to_vec().unwrap(), dedup_oracle(&host));
+        let vals = DeviceSeq::<f32>::sequence(&d, n).unwrap();
+        let (k, v) = keys.reduce_by_key(&vals, Op::Max).unwrap();
+        assert_eq!(k.to_vec().unwrap(), dedup_oracle(&host));
+        let want: Vec<f32> = (0..host.len().div_ceil(3))
+            .map(|s| ((3 * s + 2).min(n - 1)) as f32)
+            .collect();
+        assert_eq!(v.to_vec().unwrap(), want, "n={n}");
+    }
+}
+
+#[test]
+fn reduce_by_key_checks_its_arguments() {
+    let keys = upload(&[1u8, 1, 2]);
+    let vals = upload(&[1.0f32, 2.0]);
+    assert!(matches!(
+        keys.reduce_by_key(&vals, Op::Add),
+        Err(devseq::Error::LengthMismatch {
+            expected: 3,
+            actual: 2
+        })
+    ));
+    assert!(matches!(
+        keys.reduce_by_key(&upload(&[1.0f32, 2.0, 3.0]), Op::BitAnd),
+        Err(devseq::Error::UnsupportedOp { .. })
+    ));
+}
