@@ -176,6 +176,11 @@ fn main() -> Result<()> {
         b.run("copy_if_f32", lg, 6.0, || {
             f.compact(&f.map(|x| x.lt(0.5))?).map(drop)
         })?;
+        b.run("random_uniform_f32", lg, 4.0, || {
+            DeviceSeq::<f32>::random_uniform(&dev, n, 12345)?
+                .copy()
+                .map(drop)
+        })?;
         {
             let r3 = idx.map(|i| i / 3u32)?.copy()?;
             let r8 = idx.map(|i| i / 8u32)?.copy()?;

@@ -43,6 +43,7 @@ mod error;
 mod expr;
 mod item;
 mod op;
+mod random;
 mod seq;
 mod source;
 

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::expr::Traced;
 use crate::expr::graph::{Bin, Builder, Graph, Kind, Node};
 use crate::item::ScalarType;
+use crate::random::Rand;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -125,6 +126,10 @@ impl Source {
                 Kind::Column(k) => leaf(n.ty, Kind::Column(column(k))),
                 Kind::Param(k) => leaf(n.ty, Kind::Param(param(k))),
                 Kind::Head(c, p) => leaf(n.ty, Kind::Head(c, param(p))),
+                Kind::Random(r, sd, o) => {
+                    let sd = param(sd);
+                    leaf(n.ty, Kind::Random(r, sd, param(o)))
+                }
                 _ => *n,
             })
             .collect();
@@ -165,6 +170,11 @@ impl Source {
         let c = b.add(leaf(ty, Kind::Column(0)));
         let out = b.add(leaf(ScalarType::U8, Kind::Head(c, 0)));
         Self::from_parts(b, out, vec![col], vec![0], len)
+    }
+
+    /// `len` elements of the random sequence of kind `r` and type `ty` with `seed`.
+    pub fn random(r: Rand, ty: ScalarType, seed: u64, len: usize) -> Self {
+        Self::single(leaf(ty, Kind::Random(r, 0, 1)), vec![], vec![seed, 0], len)
     }
 
     /// `0, 1, …, len - 1` as `ty` (`as` conversions: wrapping, or rounded for floats).
@@ -237,6 +247,13 @@ impl Source {
                 Kind::Column(k) => {
                     let at = column(k, cols);
                     b.add(leaf(n.ty, Kind::Column(at)))
+                }
+                Kind::Random(r, sd, o) => {
+                    // The element the first row reads moves with the slice.
+                    params.push(self.params[sd as usize]);
+                    params.push(self.params[o as usize] + shift as u64);
+                    let o = params.len() as u32 - 1;
+                    b.add(leaf(n.ty, Kind::Random(r, o - 1, o)))
                 }
                 Kind::Head(c, p) => {
                     // The first row of the flags' sequence moves with the slice.

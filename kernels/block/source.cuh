@@ -13,6 +13,7 @@
 // a map is evaluated inside the kernel that consumes it (CUB's transform iterator).
 #pragma once
 #include "block/load.cuh"
+#include "block/random.cuh"
 
 namespace ds {
 

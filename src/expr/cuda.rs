@@ -23,9 +23,12 @@ pub(crate) fn print_nodes(
         let c = ctype(n.ty);
         let v = |k: &u32| format!("v{k}");
         let e = match &n.kind {
-            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Index | Kind::Head(..) => {
-                leaf(n)
-            }
+            Kind::Arg(_)
+            | Kind::Param(_)
+            | Kind::Column(_)
+            | Kind::Index
+            | Kind::Head(..)
+            | Kind::Random(..) => leaf(n),
             Kind::Unary(op, a) => {
                 let f = match op {
                     Un::Neg => format!("ds::neg<{c}>"),

@@ -262,9 +262,12 @@ pub(crate) fn eval(
     for (i, n) in nodes.iter().enumerate() {
         let v = |k: &u32| vals[*k as usize];
         vals[i] = match &n.kind {
-            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Index | Kind::Head(..) => {
-                leaf(n)
-            }
+            Kind::Arg(_)
+            | Kind::Param(_)
+            | Kind::Column(_)
+            | Kind::Index
+            | Kind::Head(..)
+            | Kind::Random(..) => leaf(n),
             Kind::Unary(op, a) => unary(*op, v(a)),
             Kind::Binary(op, a, b) => binary(*op, v(a), v(b)),
             Kind::Cmp(op, a, b) => compare(*op, v(a), v(b)),

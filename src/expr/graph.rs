@@ -7,6 +7,7 @@
 //! kernel serves both, the constants passed when it is launched.
 
 use crate::item::ScalarType;
+use crate::random::Rand;
 use std::collections::HashMap;
 
 /// Unary operators.
@@ -74,6 +75,9 @@ pub(crate) enum Kind {
     /// slice of the flags adds its offset to `p`), else where its bits differ from those of
     /// the column's element before it.
     Head(u32, u32),
+    /// Leaf of a source: element `row + param o` of the random sequence of this kind (the
+    /// node's type) with the seed `param s` (src/random.rs), in compute type.
+    Random(Rand, u32, u32),
     Unary(Un, u32),
     Binary(Bin, u32, u32),
     Cmp(Cmp, u32, u32),
@@ -136,7 +140,7 @@ impl Graph {
     pub fn out_is_computed(&self) -> bool {
         !matches!(
             self.nodes[self.out as usize].kind,
-            Kind::Column(_) | Kind::Param(_) | Kind::Arg(_)
+            Kind::Column(_) | Kind::Param(_) | Kind::Arg(_) | Kind::Random(..)
         )
     }
 }

@@ -7,6 +7,7 @@ mod compact;
 mod gather;
 mod histogram;
 mod map;
+mod random;
 mod reduce;
 mod runs;
 mod scan;

@@ -17,6 +17,7 @@ mod large;
 mod lazy;
 mod map;
 mod props;
+mod random;
 mod reduce;
 mod runs;
 mod sanitize;

@@ -266,6 +266,29 @@ mod compile_check {
             &Source::map(&[&col(ScalarType::F32)], &b, 10),
             4,
         ));
+        // Random leaves of every kind and type, whole and sliced, and one mapped.
+        use crate::random::Rand;
+        for (r, t) in [
+            (Rand::Bits, ScalarType::U32),
+            (Rand::Bits, ScalarType::U64),
+            (Rand::Uniform, ScalarType::F32),
+            (Rand::Uniform, ScalarType::F64),
+            (Rand::Uniform, ScalarType::F16),
+            (Rand::Uniform, ScalarType::BF16),
+            (Rand::Normal, ScalarType::F32),
+            (Rand::Normal, ScalarType::F64),
+            (Rand::Normal, ScalarType::F16),
+            (Rand::Normal, ScalarType::BF16),
+        ] {
+            let src = Source::random(r, t, 1, 100);
+            v.push(SourceKey::assuming(&src, tuning::vec(t.size())));
+            v.push(SourceKey::assuming(
+                &src.slice(3, 50),
+                tuning::vec(t.size()),
+            ));
+        }
+        let u = Source::random(Rand::Uniform, ScalarType::F32, 1, 100);
+        v.push(SourceKey::assuming(&Source::map(&[&u], &b, 100), 4));
         v
     }
 

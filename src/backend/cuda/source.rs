@@ -133,9 +133,9 @@ pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
 
 /// The struct of a lazy source `k` (nothing for a stored column).
 ///
-/// `f` computes the expression from the elements its columns hold at the row (`a0`, ...) and,
-/// for each head-flag node, the element before it in that node's column (`h0`, ...); `at` and
-/// `vec` load those and call it.
+/// `f` computes the expression from what its leaves read at the row: each column's element
+/// (`a0`, ...), for each head-flag node the element before it in that node's column (`h0`,
+/// ...), each random leaf's element (`r0`, ...); `at` and `vec` compute those and call it.
 pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let Some(shape) = &key.shape else {
         return String::new();
@@ -162,12 +162,25 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             _ => None,
         })
         .collect();
+    // Random leaves: (their node, its type).
+    let randoms: Vec<(usize, ScalarType)> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| matches!(n.kind, Kind::Random(..)))
+        .map(|(j, n)| (j, n.ty))
+        .collect();
+    let random_call = |j: usize| match g.nodes[j].kind {
+        Kind::Random(r, sd, o) => (g.nodes[j].ty.name(), r.code(), sd, o),
+        _ => ("u32", 0, 0, 0),
+    };
     let params = g
         .nodes
         .iter()
-        .filter_map(|n| match n.kind {
-            Kind::Param(k) | Kind::Head(_, k) => Some(k as usize + 1),
-            _ => None,
+        .flat_map(|n| match n.kind {
+            Kind::Param(k) | Kind::Head(_, k) => vec![k as usize + 1],
+            Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
+            _ => vec![],
         })
         .max()
         .unwrap_or(0);
@@ -191,6 +204,9 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     for (h, &(_, c, _)) in heads.iter().enumerate() {
         args.push(format!("const {} h{h}", cols[c as usize].name()));
     }
+    for (q, &(_, ty)) in randoms.iter().enumerate() {
+        args.push(format!("const {} r{q}", ctype(ty)));
+    }
     args.push("const u64 row".into());
     let _ = writeln!(s, "  DS_DEV T f({}) const {{", args.join(", "));
     let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
@@ -202,6 +218,10 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             let col = heads.get(h).map_or(0, |x| x.1);
             format!("(u8)((row + p{p} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)")
         }
+        Kind::Random(..) => {
+            let q = randoms.iter().position(|x| g.nodes[x.0] == *n).unwrap_or(0);
+            format!("r{q}")
+        }
         _ => "0".into(),
     });
     // A computed result leaves as its type's one NaN where it is NaN (as on the host).
@@ -211,10 +231,14 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         out
     };
     let _ = writeln!(s, "    return ds::from_c<T>({out});\n  }}");
-    // at: the elements at i (and before it, for head flags).
+    // at: what the leaves read at i.
     let mut at: Vec<String> = (0..cols.len()).map(|i| format!("c{i}[i]")).collect();
     for &(_, c, p) in &heads {
         at.push(format!("(i + p{p} > 0 ? c{c}[i - 1] : c{c}[i])"));
+    }
+    for &(j, _) in &randoms {
+        let (ty, code, sd, o) = random_call(j);
+        at.push(format!("ds::random_at<{ty}, {code}>(p{sd}, i + p{o})"));
     }
     at.push("i".into());
     let _ = writeln!(
@@ -241,9 +265,18 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             "      {x} h{h}[VEC];\n      h{h}[0] = i + p{p} > 0 ? c{c}[i - 1] : a{c}[0];\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
         );
     }
+    for (q, &(j, ty)) in randoms.iter().enumerate() {
+        let (name, code, sd, o) = random_call(j);
+        let _ = writeln!(
+            s,
+            "      {} r{q}[VEC];\n      ds::random_vec<{name}, {code}, VEC>(p{sd}, i + p{o}, r{q});",
+            ctype(ty)
+        );
+    }
     let vals: Vec<String> = (0..cols.len())
         .map(|i| format!("a{i}[j]"))
         .chain((0..heads.len()).map(|h| format!("h{h}[j]")))
+        .chain((0..randoms.len()).map(|q| format!("r{q}[j]")))
         .chain(["i + j".to_string()])
         .collect();
     let _ = writeln!(

@@ -19,6 +19,7 @@ use crate::expr::eval::{Val, canonical, eval};
 use crate::expr::graph::{Kind, Node};
 use crate::item::{Element, ScalarType};
 use crate::op::Op;
+use crate::random::{self, Rand};
 use crate::source::{Column, Source, Storage};
 use rayon::prelude::*;
 use std::any::Any;
@@ -268,6 +269,17 @@ impl<T: Element> Eval<'_, '_, T> {
                 Val::U8(differs as u8)
             }
             Kind::Param(k) => Val::from_compute_bits(n.ty, src.params[k as usize]),
+            Kind::Random(r, sd, o) => {
+                let (seed, i) = (src.params[sd as usize], row as u64 + src.params[o as usize]);
+                match (r, n.ty) {
+                    (Rand::Bits, ScalarType::U64) => Val::U64(random::bits64(seed, i)),
+                    (Rand::Bits, _) => Val::U32(random::bits32(seed, i)),
+                    (Rand::Uniform, ScalarType::F64) => Val::F64(random::uniform(n.ty, seed, i)),
+                    (Rand::Uniform, _) => Val::F32(random::uniform(n.ty, seed, i) as f32),
+                    (Rand::Normal, ScalarType::F64) => Val::F64(random::normal(n.ty, seed, i)),
+                    (Rand::Normal, _) => Val::F32(random::normal(n.ty, seed, i) as f32),
+                }
+            }
             Kind::Index => Val::U64(row as u64),
             _ => Val::U8(0),
         };
