@@ -1,7 +1,11 @@
-//! The element types of `DeviceSeq<T>` and what the backends need to know about them.
+//! The item types of `DeviceSeq<T>` and what the backends need to know about them: the twelve
+//! element types (`Element`), tuples of 2 to 4 of them (`Item`), and the symbolic values that
+//! closures see (`Expr`, and `Exprs` for an item's tuple of them; their operations and the
+//! tracing are in `src/expr/`).
 
 use half::{bf16, f16};
 use std::fmt::Debug;
+use std::marker::PhantomData;
 
 mod sealed {
     pub trait Sealed {}
@@ -112,6 +116,16 @@ impl ScalarType {
         }
     }
 
+    /// The compute bits of the element whose stored bits are `bits` (f16 and bf16 widened to
+    /// f32 exactly).
+    pub fn compute_from_stored(self, bits: u64) -> u64 {
+        match self {
+            ScalarType::F16 => f16::from_bits(bits as u16).to_f32().to_bits() as u64,
+            ScalarType::BF16 => bf16::from_bits(bits as u16).to_f32().to_bits() as u64,
+            _ => bits,
+        }
+    }
+
     /// A signed integer type.
     pub fn is_signed_int(self) -> bool {
         matches!(
@@ -121,12 +135,21 @@ impl ScalarType {
     }
 }
 
-/// A type `DeviceSeq<T>` can hold: `i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64`.
+/// One of the element types: `i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64`.
 ///
 /// Sealed: the backends know each of these types exactly (their CUDA representation, their
-/// identities, how they sort), so no other type can be added from outside the crate.
+/// identities, how they sort), so no other type can be added from outside the crate. Every
+/// element is an [`Item`] whose closures see an [`Expr`] of it.
 pub trait Element:
-    sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + Default + bytemuck::Pod + 'static
+    Item<Exprs = Expr<Self>>
+    + Copy
+    + Send
+    + Sync
+    + Debug
+    + PartialEq
+    + Default
+    + bytemuck::Pod
+    + 'static
 {
     #[doc(hidden)]
     const TYPE: ScalarType;
@@ -185,6 +208,140 @@ impl Index for u64 {
     fn from_u64(v: u64) -> Self {
         v
     }
+}
+
+/// A type `DeviceSeq<T>` can hold: an [`Element`], or a tuple `(A, B)`, `(A, B, C)` or
+/// `(A, B, C, D)` of elements, stored as one column per component (structure of arrays).
+///
+/// Closures over a sequence of items see `T::Exprs`: an [`Expr<T>`] for an element, a tuple of
+/// `Expr`s for a tuple; they may return either (trait [`Exprs`]), and the result's item type
+/// follows from what they return.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq};
+/// let dev = Device::auto()?;
+/// let pairs = DeviceSeq::from_slice(&dev, &[(1u32, 2.5f32), (7, -1.0)])?;
+/// let swapped = pairs.map(|(k, v)| (v * 2.0, k + 1))?;
+/// assert_eq!(swapped.to_vec()?, [(5.0, 2), (-2.0, 8)]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'static {
+    /// What closures see of an item: `Expr<T>`, or a tuple of `Expr`s.
+    type Exprs: Exprs<Item = Self>;
+    /// The component types, in order (one for an element).
+    #[doc(hidden)]
+    const TYPES: &'static [ScalarType];
+    /// The stored bits of each component (zero-extended; unused slots zero).
+    #[doc(hidden)]
+    fn item_bits(&self) -> [u64; 4];
+    /// The item whose components have these stored bits.
+    #[doc(hidden)]
+    fn from_item_bits(bits: &[u64]) -> Self;
+    /// Hands `put` each component's stored bytes, component by component.
+    #[doc(hidden)]
+    fn put_components(
+        items: &[Self],
+        put: &mut dyn FnMut(usize, &[u8]) -> crate::Result<()>,
+    ) -> crate::Result<()> {
+        for (k, ty) in Self::TYPES.iter().enumerate() {
+            let s = ty.size();
+            let mut bytes = Vec::with_capacity(items.len() * s);
+            for x in items {
+                bytes.extend_from_slice(&x.item_bits()[k].to_le_bytes()[..s]);
+            }
+            put(k, &bytes)?;
+        }
+        Ok(())
+    }
+    /// `n` items whose components `get` writes, component by component, as stored bytes.
+    #[doc(hidden)]
+    fn get_components(
+        n: usize,
+        get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
+    ) -> crate::Result<Vec<Self>> {
+        let cols = Self::TYPES
+            .iter()
+            .enumerate()
+            .map(|(k, ty)| {
+                let mut b = vec![0u8; n * ty.size()];
+                get(k, &mut b)?;
+                Ok(b)
+            })
+            .collect::<crate::Result<Vec<_>>>()?;
+        Ok((0..n)
+            .map(|i| {
+                let mut bits = [0u64; 4];
+                for (k, ty) in Self::TYPES.iter().enumerate() {
+                    let s = ty.size();
+                    let mut w = [0u8; 8];
+                    w[..s].copy_from_slice(&cols[k][i * s..(i + 1) * s]);
+                    bits[k] = u64::from_le_bytes(w);
+                }
+                Self::from_item_bits(&bits)
+            })
+            .collect())
+    }
+}
+
+/// The symbolic values a closure returns: an [`Expr`], or a tuple of 2 to 4 of them; `Item`
+/// is the item type of the sequence it makes.
+pub trait Exprs: Copy {
+    /// The item these values make.
+    type Item: Item<Exprs = Self>;
+    /// Each component's (graph, node).
+    #[doc(hidden)]
+    fn nodes(&self) -> Vec<(u32, u32)>;
+    /// The values of nodes `ids` of graph `graph`, one a component.
+    #[doc(hidden)]
+    fn from_nodes(graph: u32, ids: &[u32]) -> Self;
+}
+
+impl<T: Element> Exprs for Expr<T> {
+    type Item = T;
+    fn nodes(&self) -> Vec<(u32, u32)> {
+        vec![(self.graph, self.id)]
+    }
+    fn from_nodes(graph: u32, ids: &[u32]) -> Self {
+        Expr {
+            id: ids[0],
+            graph,
+            _t: PhantomData,
+        }
+    }
+}
+
+macro_rules! tuple_items {
+    ($(($($T:ident $k:tt),+))*) => {$(
+        impl<$($T: Element),+> sealed::Sealed for ($($T,)+) {}
+        impl<$($T: Element),+> Item for ($($T,)+) {
+            type Exprs = ($(Expr<$T>,)+);
+            const TYPES: &'static [ScalarType] = &[$($T::TYPE),+];
+            fn item_bits(&self) -> [u64; 4] {
+                let mut b = [0u64; 4];
+                $(b[$k] = Element::to_bits(self.$k);)+
+                b
+            }
+            fn from_item_bits(bits: &[u64]) -> Self {
+                ($(<$T as Element>::from_bits(bits[$k]),)+)
+            }
+        }
+        impl<$($T: Element),+> Exprs for ($(Expr<$T>,)+) {
+            type Item = ($($T,)+);
+            fn nodes(&self) -> Vec<(u32, u32)> {
+                vec![$((self.$k.graph, self.$k.id)),+]
+            }
+            fn from_nodes(graph: u32, ids: &[u32]) -> Self {
+                ($(Expr::<$T> { id: ids[$k], graph, _t: PhantomData },)+)
+            }
+        }
+    )*};
+}
+tuple_items! {
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
 }
 
 /// Arithmetic on the host compute types (`i8` … `u64`, `f32`, `f64`), with the semantics of
@@ -316,6 +473,30 @@ macro_rules! element_plain {
     ($($t:ty => $tag:ident, $bits:ty, $kind:ident);* $(;)?) => {$(
         impl sealed::Sealed for $t {}
         impl $kind for $t {}
+        impl Item for $t {
+            type Exprs = Expr<$t>;
+            const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
+            fn item_bits(&self) -> [u64; 4] {
+                [Element::to_bits(*self), 0, 0, 0]
+            }
+            fn from_item_bits(bits: &[u64]) -> Self {
+                <Self as Element>::from_bits(bits[0])
+            }
+            fn put_components(
+                items: &[Self],
+                put: &mut dyn FnMut(usize, &[u8]) -> crate::Result<()>,
+            ) -> crate::Result<()> {
+                put(0, bytemuck::cast_slice(items))
+            }
+            fn get_components(
+                n: usize,
+                get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
+            ) -> crate::Result<Vec<Self>> {
+                let mut v = vec![<$t>::default(); n];
+                get(0, bytemuck::cast_slice_mut(&mut v))?;
+                Ok(v)
+            }
+        }
         impl Element for $t {
             const TYPE: ScalarType = ScalarType::$tag;
             type Compute = $t;
@@ -361,6 +542,30 @@ macro_rules! element_half {
     ($($t:ty => $tag:ident);*) => {$(
         impl sealed::Sealed for $t {}
         impl Float for $t {}
+        impl Item for $t {
+            type Exprs = Expr<$t>;
+            const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
+            fn item_bits(&self) -> [u64; 4] {
+                [Element::to_bits(*self), 0, 0, 0]
+            }
+            fn from_item_bits(bits: &[u64]) -> Self {
+                <Self as Element>::from_bits(bits[0])
+            }
+            fn put_components(
+                items: &[Self],
+                put: &mut dyn FnMut(usize, &[u8]) -> crate::Result<()>,
+            ) -> crate::Result<()> {
+                put(0, bytemuck::cast_slice(items))
+            }
+            fn get_components(
+                n: usize,
+                get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
+            ) -> crate::Result<Vec<Self>> {
+                let mut v = vec![<$t>::default(); n];
+                get(0, bytemuck::cast_slice_mut(&mut v))?;
+                Ok(v)
+            }
+        }
         impl Element for $t {
             const TYPE: ScalarType = ScalarType::$tag;
             type Compute = f32;
@@ -390,6 +595,69 @@ macro_rules! element_half {
     )*};
 }
 element_half!(f16 => F16; bf16 => BF16);
+
+/// A symbolic element value inside a `map` or `zip_map` closure.
+///
+/// The closure is called once, on the host, with an `Expr` standing for the element; what it
+/// returns is compiled for the device (CUDA through NVRTC) or interpreted by the host backend.
+/// `Expr` is `Copy`: use a value as often as you like (`|x| x * x + x`); a value used several
+/// times is computed once.
+///
+/// Operators (a second operand may be an `Expr<T>` or a plain `T`, on either side of
+/// `+ - * /`):
+/// - every type: `+ - * /`, unary `-`, [`min`](Expr::min), [`max`](Expr::max), the
+///   comparisons [`eq`](Expr::eq) … [`ge`](Expr::ge) (an `Expr<u8>` of 1 or 0),
+///   [`select`](Expr::select) and [`cast`](Expr::cast);
+/// - integers: `%`, `& | ^ !`, and `<< >>` by a `u32` (taken modulo the bit width);
+/// - floats: [`abs`](Expr::abs), [`sqrt`](Expr::sqrt), [`exp`](Expr::exp), [`ln`](Expr::ln),
+///   [`sin`](Expr::sin), [`cos`](Expr::cos), [`tanh`](Expr::tanh), [`floor`](Expr::floor),
+///   [`ceil`](Expr::ceil), [`round`](Expr::round), [`powf`](Expr::powf).
+///
+/// Semantics: integer arithmetic wraps; integer division by zero gives 0, remainder by zero
+/// the dividend, and `MIN / -1` wraps to `MIN`; `f16` and `bf16` are computed in `f32` and
+/// rounded to nearest-even where they are stored or cast to `f16`/`bf16`; float `min`/`max`
+/// ignore a NaN operand unless both are NaN; casts follow Rust's `as` (float to integer
+/// saturates, NaN gives 0). Host and GPU give identical results for integer expressions and for
+/// float expressions of `+ - * /`, `sqrt`, comparisons, `min`, `max`, `abs`, `floor`, `ceil`,
+/// `round` and casts (no fused multiply-add); the transcendental functions agree within a
+/// few ulp.
+///
+/// An `Expr` belongs to the closure call that received it: using it in another closure is an
+/// `Error::InvalidArgument` from that `map`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Expr};
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[-2i32, 0, 3, 7])?;
+/// // |x| (x * x + 1) % 5, but negative inputs give 0
+/// let ys = xs.map(|x| Expr::select(x.lt(0), Expr::constant(0), (x * x + 1) % 5))?;
+/// let want: Vec<i32> = [-2i32, 0, 3, 7]
+///     .iter()
+///     .map(|&x| if x < 0 { 0 } else { (x * x + 1) % 5 })
+///     .collect();
+/// assert_eq!(ys.to_vec()?, want);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub struct Expr<T: Element> {
+    pub(crate) id: u32,
+    pub(crate) graph: u32,
+    pub(crate) _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> Clone for Expr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element> Copy for Expr<T> {}
+
+impl<T: Element> std::fmt::Debug for Expr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Expr<{}>#{}", T::TYPE.name(), self.id)
+    }
+}
 
 #[cfg(test)]
 mod tests {

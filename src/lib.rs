@@ -49,9 +49,9 @@ mod source;
 
 pub use device::Device;
 pub use error::{Error, Result};
-pub use expr::{Expr, IntoExpr};
+pub use expr::IntoExpr;
 pub use half::{bf16, f16};
-pub use item::{Element, Float, Index, Integer};
+pub use item::{Element, Expr, Exprs, Float, Index, Integer, Item};
 pub use op::Op;
 pub use seq::DeviceSeq;
 

@@ -301,13 +301,18 @@ impl Source {
     /// The source of `t` applied element-wise to `inputs` (one a traced argument; callers check
     /// that they have `len` elements each).
     pub fn map(inputs: &[&Source], t: &Traced, len: usize) -> Self {
+        Self::map_out(inputs, t, 0, len)
+    }
+
+    /// As `map`, for component `out` of the closure's result.
+    pub fn map_out(inputs: &[&Source], t: &Traced, out: usize, len: usize) -> Self {
         let (mut b, mut cols, mut params) = (Builder::default(), Vec::new(), Vec::new());
         let args: Vec<u32> = inputs
             .iter()
             .map(|s| s.import(&mut b, &mut cols, &mut params, 0))
             .collect();
-        let mut map: Vec<u32> = Vec::with_capacity(t.graph.nodes.len());
-        for n in &t.graph.nodes {
+        let mut map: Vec<u32> = Vec::with_capacity(t.nodes.len());
+        for n in &t.nodes {
             let new = match n.kind {
                 Kind::Arg(k) => args[k as usize],
                 Kind::Param(k) => {
@@ -318,14 +323,15 @@ impl Source {
             };
             map.push(new);
         }
-        Self::from_parts(b, map[t.graph.out as usize], cols, params, len)
+        Self::from_parts(b, map[t.outs[out] as usize], cols, params, len)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::{Expr, trace};
+    use crate::expr::trace;
+    use crate::item::Expr;
 
     struct Dummy;
     impl Storage for Dummy {

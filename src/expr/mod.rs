@@ -11,8 +11,8 @@ pub(crate) mod eval;
 pub(crate) mod graph;
 
 use crate::error::{Error, Result};
-use crate::item::{Element, Float, Integer, ScalarType};
-use graph::{Bin, Builder, Cmp, Graph, Kind, Node, Un};
+use crate::item::{Element, Expr, Exprs, Float, Integer, ScalarType};
+use graph::{Bin, Builder, Cmp, Kind, Node, Un};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -82,18 +82,32 @@ impl Drop for Guard {
     }
 }
 
-/// A traced closure: its graph over `Arg` nodes, and the values of its `Param` nodes.
+/// A traced closure: its nodes (over `Arg` nodes), the node of each component of its result,
+/// and the values of its `Param` nodes.
 #[derive(Debug, Clone)]
 pub(crate) struct Traced {
-    pub graph: Graph,
+    pub nodes: Vec<Node>,
+    pub outs: Vec<u32>,
     pub params: Vec<u64>,
 }
 
-/// Traces `f`, which receives the arguments as `Expr`s of graph `id` (node `k` is argument
-/// `k`), and returns the graph that computes the `Expr` it returns.
-pub(crate) fn trace<R: Element>(
+impl Traced {
+    /// The graph of result component `k` alone.
+    #[cfg(test)]
+    pub fn graph(&self, k: usize) -> graph::Graph {
+        let mut b = Builder::default();
+        for n in &self.nodes {
+            b.add(*n);
+        }
+        b.finish(self.outs[k])
+    }
+}
+
+/// Traces `f`, which receives the arguments as nodes of graph `id` (node `k` is argument `k`,
+/// of type `args[k]`), and returns the nodes of the values it returns.
+pub(crate) fn trace<R: Exprs>(
     args: &[ScalarType],
-    f: impl FnOnce(&[u32], u32) -> Expr<R>,
+    f: impl FnOnce(&[u32], u32) -> R,
 ) -> Result<Traced> {
     let id = NEXT_GRAPH.fetch_add(1, Ordering::Relaxed).max(1);
     STACK.with(|s| {
@@ -113,7 +127,7 @@ pub(crate) fn trace<R: Element>(
             push(id, Node { ty, kind }, 0)
         })
         .collect();
-    let out = f(&arg_nodes, id);
+    let out = f(&arg_nodes, id).nodes();
     let tracer = STACK.with(|s| {
         let mut s = s.borrow_mut();
         s.last_mut().map(|t| Tracer {
@@ -130,79 +144,19 @@ pub(crate) fn trace<R: Element>(
     if let Some(e) = t.error {
         return Err(Error::InvalidArgument(e));
     }
-    if out.graph != id || out.id as usize >= t.graph.nodes.len() {
+    if out
+        .iter()
+        .any(|&(g, n)| g != id || n as usize >= t.graph.nodes.len())
+    {
         return Err(Error::InvalidArgument(
-            "the map closure returned an Expr that it did not compute from its arguments"
-                .to_string(),
+            "the closure returned an Expr that it did not compute from its arguments".to_string(),
         ));
     }
     Ok(Traced {
-        graph: t.graph.finish(out.id),
+        nodes: t.graph.nodes,
+        outs: out.into_iter().map(|(_, n)| n).collect(),
         params: t.params,
     })
-}
-
-/// A symbolic element value inside a `map` or `zip_map` closure.
-///
-/// The closure is called once, on the host, with an `Expr` standing for the element; what it
-/// returns is compiled for the device (CUDA through NVRTC) or interpreted by the host backend.
-/// `Expr` is `Copy`: use a value as often as you like (`|x| x * x + x`); a value used several
-/// times is computed once.
-///
-/// Operators (a second operand may be an `Expr<T>` or a plain `T`, on either side of
-/// `+ - * /`):
-/// - every type: `+ - * /`, unary `-`, [`min`](Expr::min), [`max`](Expr::max), the
-///   comparisons [`eq`](Expr::eq) … [`ge`](Expr::ge) (an `Expr<u8>` of 1 or 0),
-///   [`select`](Expr::select) and [`cast`](Expr::cast);
-/// - integers: `%`, `& | ^ !`, and `<< >>` by a `u32` (taken modulo the bit width);
-/// - floats: [`abs`](Expr::abs), [`sqrt`](Expr::sqrt), [`exp`](Expr::exp), [`ln`](Expr::ln),
-///   [`sin`](Expr::sin), [`cos`](Expr::cos), [`tanh`](Expr::tanh), [`floor`](Expr::floor),
-///   [`ceil`](Expr::ceil), [`round`](Expr::round), [`powf`](Expr::powf).
-///
-/// Semantics: integer arithmetic wraps; integer division by zero gives 0, remainder by zero
-/// the dividend, and `MIN / -1` wraps to `MIN`; `f16` and `bf16` are computed in `f32` and
-/// rounded to nearest-even where they are stored or cast to `f16`/`bf16`; float `min`/`max`
-/// ignore a NaN operand unless both are NaN; casts follow Rust's `as` (float to integer
-/// saturates, NaN gives 0). Host and GPU give identical results for integer expressions and for
-/// float expressions of `+ - * /`, `sqrt`, comparisons, `min`, `max`, `abs`, `floor`, `ceil`,
-/// `round` and casts (no fused multiply-add); the transcendental functions agree within a
-/// few ulp.
-///
-/// An `Expr` belongs to the closure call that received it: using it in another closure is an
-/// `Error::InvalidArgument` from that `map`.
-///
-/// # Examples
-///
-/// ```
-/// use devseq::{Device, DeviceSeq, Expr};
-/// let dev = Device::auto()?;
-/// let xs = DeviceSeq::from_slice(&dev, &[-2i32, 0, 3, 7])?;
-/// // |x| (x * x + 1) % 5, but negative inputs give 0
-/// let ys = xs.map(|x| Expr::select(x.lt(0), Expr::constant(0), (x * x + 1) % 5))?;
-/// let want: Vec<i32> = [-2i32, 0, 3, 7]
-///     .iter()
-///     .map(|&x| if x < 0 { 0 } else { (x * x + 1) % 5 })
-///     .collect();
-/// assert_eq!(ys.to_vec()?, want);
-/// # Ok::<(), devseq::Error>(())
-/// ```
-pub struct Expr<T: Element> {
-    id: u32,
-    graph: u32,
-    _t: PhantomData<fn() -> T>,
-}
-
-impl<T: Element> Clone for Expr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Element> Copy for Expr<T> {}
-
-impl<T: Element> std::fmt::Debug for Expr<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Expr<{}>#{}", T::TYPE.name(), self.id)
-    }
 }
 
 /// Something that can be the operand of an `Expr<T>` operation: an `Expr<T>` or a plain `T`.
@@ -478,8 +432,8 @@ mod tests {
         })
         .unwrap();
         // arg, mul, add
-        assert_eq!(t.graph.nodes.len(), 3);
-        assert_eq!(t.graph.out_type(), ScalarType::F32);
+        assert_eq!(t.nodes.len(), 3);
+        assert_eq!(t.graph(0).out_type(), ScalarType::F32);
     }
 
     #[test]
@@ -491,7 +445,7 @@ mod tests {
             .unwrap()
         };
         let (a, b) = (shape(2.0), shape(3.0));
-        assert_eq!(a.graph, b.graph);
+        assert_eq!(a.graph(0), b.graph(0));
         assert_eq!(a.params, [2.0f32.to_bits() as u64, 1.0f32.to_bits() as u64]);
         assert_eq!(b.params[0], 3.0f32.to_bits() as u64);
     }

@@ -2,9 +2,9 @@
 
 use super::{DeviceSeq, index_width, length};
 use crate::error::Result;
-use crate::item::{Element, Index};
+use crate::item::{Index, Item};
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Item> DeviceSeq<T> {
     /// The elements whose flag is nonzero, in order (stream compaction).
     ///
     /// Cost: one fused pass (the flags scanned and each kept element written in the same
@@ -28,11 +28,13 @@ impl<T: Element> DeviceSeq<T> {
     pub fn compact(&self, flags: &DeviceSeq<u8>) -> Result<Self> {
         self.same_device(flags)?;
         length(self.len(), flags.len())?;
-        let col = self
-            .device()
-            .backend()
-            .compact(self.source(), flags.source())?;
-        Ok(Self::stored(self.device(), col))
+        let b = self.device().backend();
+        let cols = self
+            .sources()
+            .iter()
+            .map(|s| b.compact(s, flags.source()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::stored_columns(self.device(), cols))
     }
 }
 

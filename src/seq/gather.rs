@@ -2,9 +2,9 @@
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::{Element, Index};
+use crate::item::{Index, Item};
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Item> DeviceSeq<T> {
     /// `out[i] = self[indices[i]]`; `out.len() == indices.len()`.
     ///
     /// Bounds-checked at (nearly) no cost: the kernel notes a bad index in a device word that
@@ -32,11 +32,13 @@ impl<T: Element> DeviceSeq<T> {
     /// ```
     pub fn gather<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
         self.same_device(indices)?;
-        let col = self
-            .device()
-            .backend()
-            .gather(self.source(), indices.source())?;
-        Ok(Self::stored(self.device(), col))
+        let b = self.device().backend();
+        let cols = self
+            .sources()
+            .iter()
+            .map(|s| b.gather(s, indices.source()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::stored_columns(self.device(), cols))
     }
     /// `base` with `out[indices[i]] = self[i]`; where indices repeat, one of their values
     /// lands (which is unspecified).
@@ -67,7 +69,12 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(base)?;
         length(self.len(), indices.len())?;
         let b = self.device().backend();
-        let col = b.scatter(self.source(), indices.source(), base.source())?;
-        Ok(Self::stored(self.device(), col))
+        let cols = self
+            .sources()
+            .iter()
+            .zip(base.sources())
+            .map(|(s, base)| b.scatter(s, indices.source(), base))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::stored_columns(self.device(), cols))
     }
 }

@@ -1,17 +1,33 @@
-//! `map`, `zip_map` and `cast`: lazy sequences over traced closures.
+//! `map`, `zip_map` and `cast`: lazy sequences over traced closures, one source for each
+//! component of the result.
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::expr::{self, Expr};
-use crate::item::Element;
+use crate::expr::{self, Traced};
+use crate::item::{Element, Exprs, Item};
 use crate::source::Source;
 
-impl<T: Element> DeviceSeq<T> {
+/// The sequence of the traced closure's result over `inputs` (every component of every
+/// argument, in order).
+fn mapped<R: Item>(
+    dev: &crate::device::Device,
+    inputs: &[&Source],
+    t: &Traced,
+    len: usize,
+) -> DeviceSeq<R> {
+    let comps = (0..t.outs.len())
+        .map(|k| Source::map_out(inputs, t, k, len))
+        .collect();
+    DeviceSeq::from_sources(dev, comps)
+}
+
+impl<T: Item> DeviceSeq<T> {
     /// `out[i] = f(self[i])`.
     ///
-    /// `f` is called once, on the host, with an [`Expr`] standing for the element; what it
-    /// returns is compiled for the device (NVRTC, cached in memory and on disk) or interpreted
-    /// by the host backend, with the semantics [`Expr`] describes.
+    /// `f` is called once, on the host, with an [`Expr`] standing for the element (for a tuple
+    /// item, a tuple of them: `|(a, b)| ...`); what it returns (an `Expr`, or a tuple of them,
+    /// which makes a sequence of tuples) is compiled for the device (NVRTC, cached in memory and
+    /// on disk) or interpreted by the host backend, with the semantics [`Expr`] describes.
     ///
     /// The result is lazy: nothing runs until an operation reads it, and that operation
     /// evaluates `f` inside its own kernel (`xs.map(|x| x * x)?.reduce(Op::Add)` reads `xs`
@@ -36,10 +52,10 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(ys.to_vec()?, want);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn map<U: Element>(&self, f: impl Fn(Expr<T>) -> Expr<U>) -> Result<DeviceSeq<U>> {
-        let t = expr::trace(&[T::TYPE], |a, id| f(Expr::from_node(id, a[0])))?;
-        let src = Source::map(&[self.source()], &t, self.len());
-        Ok(DeviceSeq::from_source(self.device(), src))
+    pub fn map<R: Exprs>(&self, f: impl Fn(T::Exprs) -> R) -> Result<DeviceSeq<R::Item>> {
+        let t = expr::trace(T::TYPES, |a, id| f(T::Exprs::from_nodes(id, a)))?;
+        let inputs: Vec<&Source> = self.sources().iter().collect();
+        Ok(mapped(self.device(), &inputs, &t, self.len()))
     }
     /// `out[i] = f(self[i], other[i])`.
     ///
@@ -61,19 +77,27 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(c.to_vec()?, [-3, 3, 0]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn zip_map<U: Element, V: Element>(
+    pub fn zip_map<U: Item, R: Exprs>(
         &self,
         other: &DeviceSeq<U>,
-        f: impl Fn(Expr<T>, Expr<U>) -> Expr<V>,
-    ) -> Result<DeviceSeq<V>> {
+        f: impl Fn(T::Exprs, U::Exprs) -> R,
+    ) -> Result<DeviceSeq<R::Item>> {
         self.same_device(other)?;
         length(self.len(), other.len())?;
-        let t = expr::trace(&[T::TYPE, U::TYPE], |a, id| {
-            f(Expr::from_node(id, a[0]), Expr::from_node(id, a[1]))
+        let n = T::TYPES.len();
+        let types: Vec<_> = T::TYPES.iter().chain(U::TYPES).copied().collect();
+        let t = expr::trace(&types, |a, id| {
+            f(
+                T::Exprs::from_nodes(id, &a[..n]),
+                U::Exprs::from_nodes(id, &a[n..]),
+            )
         })?;
-        let src = Source::map(&[self.source(), other.source()], &t, self.len());
-        Ok(DeviceSeq::from_source(self.device(), src))
+        let inputs: Vec<&Source> = self.sources().iter().chain(other.sources()).collect();
+        Ok(mapped(self.device(), &inputs, &t, self.len()))
     }
+}
+
+impl<T: Element> DeviceSeq<T> {
     /// Element-wise conversion with Rust's `as` semantics (float to integer saturates, NaN
     /// gives 0; to `f16`/`bf16` through `f32`).
     ///

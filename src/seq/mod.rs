@@ -13,10 +13,11 @@ mod runs;
 mod scan;
 mod segment;
 mod sort;
+mod zip;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::item::Element;
+use crate::item::{Element, Item};
 use crate::source::{Column, Source};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -50,28 +51,33 @@ use std::sync::Arc;
 /// assert_eq!(ys.reduce(Op::Add)?, 17.0);
 /// # Ok::<(), devseq::Error>(())
 /// ```
-pub struct DeviceSeq<T: Element> {
+pub struct DeviceSeq<T: Item> {
     dev: Device,
-    src: Arc<Source>,
+    /// One source a component (one for an element), all of the same length.
+    comps: Arc<[Source]>,
     _t: PhantomData<fn() -> T>,
 }
 
-impl<T: Element> Clone for DeviceSeq<T> {
+impl<T: Item> Clone for DeviceSeq<T> {
     fn clone(&self) -> Self {
         DeviceSeq {
             dev: self.dev.clone(),
-            src: self.src.clone(),
+            comps: self.comps.clone(),
             _t: PhantomData,
         }
     }
 }
 
-impl<T: Element> std::fmt::Debug for DeviceSeq<T> {
+impl<T: Item> std::fmt::Debug for DeviceSeq<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = T::TYPES.iter().map(|t| t.name()).collect();
+        let ty = match names.as_slice() {
+            [one] => one.to_string(),
+            many => format!("({})", many.join(", ")),
+        };
         write!(
             f,
-            "DeviceSeq<{}>(len {}, {}, on {})",
-            T::TYPE.name(),
+            "DeviceSeq<{ty}>(len {}, {}, on {})",
             self.len(),
             if self.is_stored() { "stored" } else { "lazy" },
             self.dev.name()
@@ -98,28 +104,28 @@ fn index_width(idx_bytes: usize, len: usize) -> Result<()> {
     Ok(())
 }
 
-impl<T: Element> DeviceSeq<T> {
-    /// A sequence on `dev` whose elements are `src`.
-    pub(crate) fn from_source(dev: &Device, src: Source) -> Self {
+impl<T: Item> DeviceSeq<T> {
+    /// A sequence on `dev` whose components are `comps` (one for an element).
+    pub(crate) fn from_sources(dev: &Device, comps: Vec<Source>) -> Self {
         DeviceSeq {
             dev: dev.clone(),
-            src: Arc::new(src),
+            comps: comps.into(),
             _t: PhantomData,
         }
     }
 
-    /// A stored sequence of the column `col`.
-    pub(crate) fn stored(dev: &Device, col: Column) -> Self {
-        Self::from_source(dev, Source::column(col))
+    /// A stored sequence of the columns `cols`, one a component.
+    pub(crate) fn stored_columns(dev: &Device, cols: Vec<Column>) -> Self {
+        Self::from_sources(dev, cols.into_iter().map(Source::column).collect())
     }
 
-    /// What the sequence reads.
-    pub(crate) fn source(&self) -> &Source {
-        &self.src
+    /// What each component reads.
+    pub(crate) fn sources(&self) -> &[Source] {
+        &self.comps
     }
 
     /// `Err(DeviceMismatch)` unless `other` lives on this sequence's device.
-    fn same_device<U: Element>(&self, other: &DeviceSeq<U>) -> Result<()> {
+    fn same_device<U: Item>(&self, other: &DeviceSeq<U>) -> Result<()> {
         if self.dev.same(&other.dev) {
             Ok(())
         } else {
@@ -131,10 +137,12 @@ impl<T: Element> DeviceSeq<T> {
     /// evaluates (whatever their constants are). For tests of the kernel cache.
     #[doc(hidden)]
     pub fn shape_hash(&self) -> u64 {
-        self.src.hash
+        self.comps
+            .iter()
+            .fold(0u64, |h, s| h.rotate_left(7) ^ s.hash)
     }
 
-    /// Copies host data to the device.
+    /// Copies host data to the device (a tuple's components into a column each).
     ///
     /// Cost: one transfer of `len * size_of::<T>()` bytes.
     ///
@@ -152,11 +160,14 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn from_slice(dev: &Device, data: &[T]) -> Result<Self> {
-        let col = dev
-            .backend()
-            .upload(T::TYPE, bytemuck::cast_slice(data), data.len())?;
-        Ok(Self::stored(dev, col))
+        let mut cols = Vec::with_capacity(T::TYPES.len());
+        T::put_components(data, &mut |k, bytes| {
+            cols.push(dev.backend().upload(T::TYPES[k], bytes, data.len())?);
+            Ok(())
+        })?;
+        Ok(Self::stored_columns(dev, cols))
     }
+
     /// `len` copies of `value`: a lazy sequence (no memory, no kernel; evaluated where it is
     /// read).
     ///
@@ -173,32 +184,15 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn filled(dev: &Device, value: T, len: usize) -> Result<Self> {
-        Ok(Self::from_source(
-            dev,
-            Source::constant(T::TYPE, value.compute_bits(), len),
-        ))
+        let bits = value.item_bits();
+        let comps = T::TYPES
+            .iter()
+            .enumerate()
+            .map(|(k, &ty)| Source::constant(ty, ty.compute_from_stored(bits[k]), len))
+            .collect();
+        Ok(Self::from_sources(dev, comps))
     }
-    /// `0, 1, 2, …, len-1` as `T`: wrapping for small integer types, rounded to nearest for
-    /// floats (as `i as T`; `f16`/`bf16` through `f32`).
-    ///
-    /// A lazy sequence: no memory and no kernel; each element is computed where it is read.
-    ///
-    /// # Errors
-    ///
-    /// None today; the `Result` leaves room for devices that must allocate.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use devseq::{Device, DeviceSeq};
-    /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::<u8>::sequence(&dev, 300)?.to_vec()?;
-    /// assert_eq!(xs, (0..300).map(|i| i as u8).collect::<Vec<_>>());
-    /// # Ok::<(), devseq::Error>(())
-    /// ```
-    pub fn sequence(dev: &Device, len: usize) -> Result<Self> {
-        Ok(Self::from_source(dev, Source::sequence(T::TYPE, len)))
-    }
+
     /// Copies the elements to the host (waits for the work that produces them; a lazy
     /// sequence is evaluated on the device first).
     ///
@@ -216,16 +210,16 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut v = vec![T::default(); self.len()];
-        self.dev
-            .backend()
-            .download(&self.src, bytemuck::cast_slice_mut(&mut v))?;
-        Ok(v)
+        T::get_components(self.len(), &mut |k, bytes| {
+            self.dev.backend().download(&self.comps[k], bytes)
+        })
     }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
-        self.src.len
+        self.comps[0].len
     }
+
     /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -275,8 +269,14 @@ impl<T: Element> DeviceSeq<T> {
                 self.len()
             );
         }
-        Self::from_source(&self.dev, self.src.slice(start, end - start))
+        let comps = self
+            .comps
+            .iter()
+            .map(|s| s.slice(start, end - start))
+            .collect();
+        Self::from_sources(&self.dev, comps)
     }
+
     /// A stored sequence with the same elements and storage of its own: a deep copy of a
     /// stored sequence, the evaluation of a lazy one.
     ///
@@ -297,9 +297,14 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn copy(&self) -> Result<Self> {
-        let col = self.dev.backend().materialize(&self.src)?;
-        Ok(Self::stored(&self.dev, col))
+        let cols = self
+            .comps
+            .iter()
+            .map(|s| self.dev.backend().materialize(s))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::stored_columns(&self.dev, cols))
     }
+
     /// Whether the elements are in memory (`false` for a lazy sequence). A `slice` of a stored
     /// sequence is stored.
     ///
@@ -316,6 +321,45 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn is_stored(&self) -> bool {
-        self.src.as_column().is_some()
+        self.comps.iter().all(|s| s.as_column().is_some())
+    }
+}
+
+impl<T: Element> DeviceSeq<T> {
+    /// A sequence on `dev` whose elements are `src`.
+    pub(crate) fn from_source(dev: &Device, src: Source) -> Self {
+        Self::from_sources(dev, vec![src])
+    }
+
+    /// A stored sequence of the column `col`.
+    pub(crate) fn stored(dev: &Device, col: Column) -> Self {
+        Self::from_source(dev, Source::column(col))
+    }
+
+    /// What the sequence reads.
+    pub(crate) fn source(&self) -> &Source {
+        &self.comps[0]
+    }
+
+    /// `0, 1, 2, …, len-1` as `T`: wrapping for small integer types, rounded to nearest for
+    /// floats (as `i as T`; `f16`/`bf16` through `f32`).
+    ///
+    /// A lazy sequence: no memory and no kernel; each element is computed where it is read.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `Result` leaves room for devices that must allocate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u8>::sequence(&dev, 300)?.to_vec()?;
+    /// assert_eq!(xs, (0..300).map(|i| i as u8).collect::<Vec<_>>());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sequence(dev: &Device, len: usize) -> Result<Self> {
+        Ok(Self::from_source(dev, Source::sequence(T::TYPE, len)))
     }
 }

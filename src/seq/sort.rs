@@ -3,7 +3,7 @@
 use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::Result;
-use crate::item::{Element, Index};
+use crate::item::{Element, Index, Item};
 
 impl<T: Element> DeviceSeq<T> {
     /// Ascending; floats in the order of `f32::total_cmp`
@@ -56,18 +56,32 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(v.to_vec()?, [b'b', b'd', b'a', b'c']);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn sort_pairs<V: Element>(&self, values: &DeviceSeq<V>) -> Result<(Self, DeviceSeq<V>)> {
+    pub fn sort_pairs<V: Item>(&self, values: &DeviceSeq<V>) -> Result<(Self, DeviceSeq<V>)> {
         self.same_device(values)?;
         length(self.len(), values.len())?;
-        let v = SortValues {
-            values: values.source(),
-        };
-        let (k, v) = self.device().backend().sort(self.source(), Some(v))?;
-        let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
-        Ok((
-            Self::stored(self.device(), k),
-            DeviceSeq::stored(self.device(), v),
-        ))
+        let (b, dev, n) = (self.device().backend(), self.device(), self.len());
+        if let [v] = values.sources() {
+            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }))?;
+            let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
+            return Ok((
+                Self::stored(dev, k),
+                DeviceSeq::stored_columns(dev, vec![v]),
+            ));
+        }
+        // A tuple's components move by the sorting permutation.
+        let wide = n as u64 > u32::MAX as u64;
+        let pos = if wide { u64::TYPE } else { u32::TYPE };
+        let order = crate::source::Source::sequence(pos, n);
+        let (k, perm) = b.sort(self.source(), Some(SortValues { values: &order }))?;
+        let perm = crate::source::Source::column(
+            perm.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?,
+        );
+        let cols = values
+            .sources()
+            .iter()
+            .map(|v| b.gather(v, &perm))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((Self::stored(dev, k), DeviceSeq::stored_columns(dev, cols)))
     }
     /// The stable permutation that sorts the sequence: `self.gather(&self.argsort()?)` is
     /// `self.sort()`.

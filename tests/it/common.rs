@@ -392,34 +392,3 @@ macro_rules! for_types {
         }
     };
 }
-
-/// Runs `f` and asserts that the peak memory grew by less than `bound` bytes while it ran and
-/// that the memory in use is back where it was once its result is dropped. The host's counters
-/// are process-wide, so tests running beside this one can disturb a measurement: it is repeated
-/// until one is undisturbed (an allocation of `bound` bytes or more, or a leak, shows in every
-/// attempt).
-pub fn allocates_less<R>(what: &str, bound: usize, f: impl Fn() -> R) {
-    let d = dev();
-    let mut seen = Vec::new();
-    for _ in 0..60 {
-        d.synchronize().unwrap();
-        let before = d.memory_in_use();
-        d.reset_peak_memory();
-        let start = d.peak_memory_in_use();
-        let out = f();
-        let peak = d.peak_memory_in_use();
-        drop(out);
-        d.synchronize().unwrap();
-        let after = d.memory_in_use();
-        let growth = peak.saturating_sub(start);
-        if growth < bound && after == before {
-            return;
-        }
-        seen.push((growth, after as i128 - before as i128));
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    panic!(
-        "{what}: the peak grew by {bound} bytes or more, or memory stayed in use, in every \
-         attempt: (peak growth, change in use) {seen:?}"
-    );
-}

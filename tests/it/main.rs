@@ -13,6 +13,7 @@ mod device;
 mod errors;
 mod gather;
 mod histogram;
+mod items;
 mod large;
 mod lazy;
 mod map;

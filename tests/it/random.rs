@@ -301,28 +301,6 @@ fn statistics_within_sampling_error() {
     );
 }
 
-#[test]
-fn reductions_of_random_sequences_store_nothing() {
-    let d = dev();
-    let n = if d.is_cuda() { 1usize << 28 } else { 1 << 20 };
-    let u = DeviceSeq::<f32>::random_uniform(&d, n, 5).unwrap();
-    assert!(!u.is_stored());
-    let before = d.memory_in_use();
-    d.reset_peak_memory();
-    let total = u.reduce(Op::Add).unwrap();
-    let peak = d.peak_memory_in_use();
-    assert!(
-        peak < before + (1 << 20),
-        "a reduction of {n} uniforms took {} bytes",
-        peak - before
-    );
-    assert!(
-        (total as f64 / n as f64 - 0.5).abs() < 0.01,
-        "mean {}",
-        total as f64 / n as f64
-    );
-}
-
 /// The random walkers example's pipeline at a small size: per-walker sums of a lazy random
 /// sequence over lazy head flags, against a loop over the same steps.
 #[test]

@@ -181,7 +181,8 @@ mod compile_check {
     use super::key::KernelKey;
     use super::source::SourceKey;
     use super::*;
-    use crate::expr::{Expr, trace};
+    use crate::expr::trace;
+    use crate::item::Expr;
     use crate::source::Storage;
     use rayon::prelude::*;
 

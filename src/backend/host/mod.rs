@@ -340,6 +340,10 @@ impl Backend for HostBackend {
     }
 
     fn upload(&self, ty: ScalarType, bytes: &[u8], len: usize) -> Result<Column> {
+        if bytes.len() != len * ty.size() {
+            return Err(Error::Internal("an upload of the wrong size".into()));
+        }
+        // The bytes may not be aligned for `T` (a tuple's component): copy them.
         with_type!(ty, T => {
             let mut v = vec![T::default(); len];
             bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
@@ -350,8 +354,10 @@ impl Backend for HostBackend {
     fn download(&self, src: &Source, out: &mut [u8]) -> Result<()> {
         with_type!(src.ty(), T => {
             let s = HostSrc::<T>::new(src)?;
-            let out: &mut [T] = bytemuck::cast_slice_mut(out);
-            out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| o.copy_from_slice(&s.chunk(c)));
+            let size = std::mem::size_of::<T>();
+            out.par_chunks_mut(CHUNK * size)
+                .enumerate()
+                .for_each(|(c, o)| o.copy_from_slice(bytemuck::cast_slice(&s.chunk(c))));
             Ok(())
         })
     }

@@ -1,0 +1,134 @@
+//! Tuple sequences: `zip`, `zip3`, `zip4` and `unzip`, in O(1) (a tuple sequence is one source a
+//! component).
+
+use super::{DeviceSeq, length};
+use crate::error::Result;
+use crate::item::Element;
+
+impl<A: Element, B: Element> DeviceSeq<(A, B)> {
+    /// The sequence of pairs `(a[i], b[i])`: O(1), no copy (the pairs' components are `a` and
+    /// `b` themselves, stored or lazy).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let a = DeviceSeq::from_slice(&dev, &[1u8, 2, 3])?;
+    /// let b = DeviceSeq::<f32>::sequence(&dev, 3)?;
+    /// let ab = DeviceSeq::zip(&a, &b)?;
+    /// assert_eq!(ab.to_vec()?, [(1, 0.0), (2, 1.0), (3, 2.0)]);
+    /// let (a2, b2) = ab.unzip();
+    /// assert_eq!((a2.to_vec()?, b2.len()), (vec![1, 2, 3], 3));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn zip(a: &DeviceSeq<A>, b: &DeviceSeq<B>) -> Result<Self> {
+        a.same_device(b)?;
+        length(a.len(), b.len())?;
+        let comps = vec![a.source().clone(), b.source().clone()];
+        Ok(Self::from_sources(a.device(), comps))
+    }
+
+    /// The components: O(1), no copy.
+    pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>) {
+        let (d, c) = (self.device(), self.sources());
+        (
+            DeviceSeq::from_source(d, c[0].clone()),
+            DeviceSeq::from_source(d, c[1].clone()),
+        )
+    }
+}
+
+impl<A: Element, B: Element, C: Element> DeviceSeq<(A, B, C)> {
+    /// The sequence of triples `(a[i], b[i], c[i])`: O(1), as [`zip`](DeviceSeq::zip).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let x = DeviceSeq::<u32>::sequence(&dev, 2)?;
+    /// let t = DeviceSeq::zip3(&x, &x.map(|v| v * 10)?, &x.cast::<f64>()?)?;
+    /// assert_eq!(t.to_vec()?, [(0, 0, 0.0), (1, 10, 1.0)]);
+    /// let (_, tens, _) = t.unzip();
+    /// assert_eq!(tens.to_vec()?, [0, 10]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn zip3(a: &DeviceSeq<A>, b: &DeviceSeq<B>, c: &DeviceSeq<C>) -> Result<Self> {
+        a.same_device(b)?;
+        a.same_device(c)?;
+        length(a.len(), b.len())?;
+        length(a.len(), c.len())?;
+        let comps = vec![a.source().clone(), b.source().clone(), c.source().clone()];
+        Ok(Self::from_sources(a.device(), comps))
+    }
+
+    /// The components: O(1), no copy.
+    pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>, DeviceSeq<C>) {
+        let (d, s) = (self.device(), self.sources());
+        (
+            DeviceSeq::from_source(d, s[0].clone()),
+            DeviceSeq::from_source(d, s[1].clone()),
+            DeviceSeq::from_source(d, s[2].clone()),
+        )
+    }
+}
+
+impl<A: Element, B: Element, C: Element, D: Element> DeviceSeq<(A, B, C, D)> {
+    /// The sequence of 4-tuples: O(1), as [`zip`](DeviceSeq::zip).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let x = DeviceSeq::<i16>::sequence(&dev, 2)?;
+    /// let q = DeviceSeq::zip4(&x, &x, &x.map(|v| -v)?, &x.cast::<u8>()?)?;
+    /// assert_eq!(q.to_vec()?, [(0, 0, 0, 0), (1, 1, -1, 1)]);
+    /// assert_eq!(q.unzip().2.to_vec()?, [0, -1]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn zip4(
+        a: &DeviceSeq<A>,
+        b: &DeviceSeq<B>,
+        c: &DeviceSeq<C>,
+        d: &DeviceSeq<D>,
+    ) -> Result<Self> {
+        a.same_device(b)?;
+        a.same_device(c)?;
+        a.same_device(d)?;
+        length(a.len(), b.len())?;
+        length(a.len(), c.len())?;
+        length(a.len(), d.len())?;
+        let comps = vec![
+            a.source().clone(),
+            b.source().clone(),
+            c.source().clone(),
+            d.source().clone(),
+        ];
+        Ok(Self::from_sources(a.device(), comps))
+    }
+
+    /// The components: O(1), no copy.
+    pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>, DeviceSeq<C>, DeviceSeq<D>) {
+        let (dv, s) = (self.device(), self.sources());
+        (
+            DeviceSeq::from_source(dv, s[0].clone()),
+            DeviceSeq::from_source(dv, s[1].clone()),
+            DeviceSeq::from_source(dv, s[2].clone()),
+            DeviceSeq::from_source(dv, s[3].clone()),
+        )
+    }
+}
