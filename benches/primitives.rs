@@ -189,6 +189,22 @@ fn main() -> Result<()> {
                 r8.reduce_by_key(&f, Op::Add).map(drop)
             })?;
         }
+        // Custom operators (traced closures): an argmax, a scan of affine maps (the crate
+        // writes both components of the composed maps, 16 bytes an element; the peer writes
+        // h alone), and a sum and sum of squares in one pass from one lazy column.
+        b.run("argmax_f32", lg, 4.0, || f.argmax().map(drop))?;
+        {
+            let ab = f.map(|x| (x * 0.5 + 0.5, x - 0.5))?.copy()?;
+            b.run("linear_recurrence_f32", lg, 12.0, || {
+                ab.inclusive_scan_with(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
+                    .map(drop)
+            })?;
+        }
+        b.run("reduce_with_pairs_f32", lg, 4.0, || {
+            f.map(|x| (x, x * x))?
+                .reduce_with(|(s, q), (t, r)| (s + t, q + r))
+                .map(drop)
+        })?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub(crate) mod cuda;
 pub(crate) mod host;
 
 use crate::error::Result;
+use crate::expr::combine::Combiner;
 use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::{Column, Source};
@@ -21,6 +22,19 @@ pub(crate) struct SortValues<'a> {
 /// Where a scan starts: `None` for the inclusive scan, else the exclusive scan's `init`
 /// (compute bits).
 pub(crate) type Init = Option<u64>;
+
+/// What a scan by a combiner writes at element `i`, `q` being the combination of the elements
+/// before `i` and `x` element `i` (initial values as compute bits, one a component).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ScanMode {
+    /// `q ⊕ x` (`x` at `i == 0`).
+    Inclusive,
+    /// `init ⊕ q` (`init` at `i == 0`).
+    Exclusive(Vec<u64>),
+    /// For a segmented combiner: `init` where `x` is a head, else `q` (whose segment's first
+    /// element the caller has combined with `init` already).
+    SegmentedExclusive(Vec<u64>),
+}
 
 /// A device's implementation of every primitive.
 pub(crate) trait Backend: Send + Sync {
@@ -74,6 +88,12 @@ pub(crate) trait Backend: Send + Sync {
         keys: &Source,
         values: Option<SortValues<'_>>,
     ) -> Result<(Column, Option<Column>)>;
+    /// The combination by `c` of the `len > 0` items whose components are `srcs`, as compute
+    /// bits, in order.
+    fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>>;
+    /// The scan by `c` of the items whose components are `srcs`: the first `c.stored`
+    /// components of each result, stored.
+    fn scan_with(&self, srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec<Column>>;
     /// Counts of `bins` equal-width bins over `[lo, hi)` (compute bits), as u64.
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column>;
 }

@@ -2,6 +2,7 @@
 //! its arguments and makes one backend call (or, for the lazy ones, builds a source and makes
 //! none).
 
+mod assoc;
 mod combine;
 mod compact;
 mod gather;

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod assoc;
 mod combine;
 mod determinism;
 mod device;

@@ -112,11 +112,13 @@ pub(crate) mod check {
                 .filter(|o| !(o.is_bitwise() && t.is_float()))
             {
                 v.push(KernelKey {
+                    functor: None,
                     family: key(t.size(), ScalarType::U32, op).into(),
                     sources: vec![SourceKey::plain(t, 1)],
                 });
             }
             v.push(KernelKey {
+                functor: None,
                 family: key(t.size(), ScalarType::U64, Op::Min).into(),
                 sources: vec![SourceKey::plain(t, 1)],
             });

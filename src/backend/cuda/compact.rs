@@ -96,6 +96,7 @@ pub(crate) mod check {
         for f in lazy_flags {
             let (ty, vec) = (ScalarType::U32, tuning::vec(4));
             v.push(KernelKey {
+                functor: None,
                 family: key(ty.size(), false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
@@ -104,6 +105,7 @@ pub(crate) mod check {
             let vec = tuning::vec(ty.size());
             for (avec, wide) in [(vec, false), (0, true)] {
                 v.push(KernelKey {
+                    functor: None,
                     family: key(ty.size(), wide).into(),
                     sources: vec![
                         SourceKey::plain(ty, avec),
@@ -115,6 +117,7 @@ pub(crate) mod check {
         for s in lazy_indices {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
+                functor: None,
                 family: key(s.ty.size(), false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });

@@ -240,6 +240,7 @@ pub(crate) mod check {
         let mut v = Vec::new();
         for i in [ScalarType::U32, ScalarType::U64] {
             v.push(KernelKey {
+                functor: None,
                 family: SpreadKey {
                     block: tuning::FLAT_BLOCK,
                 }
@@ -250,6 +251,7 @@ pub(crate) mod check {
                 let w = vec(t, i);
                 for avec in [w, 0] {
                     v.push(KernelKey {
+                        functor: None,
                         family: GatherKey {
                             block: sh.block,
                             vec: w,
@@ -259,6 +261,7 @@ pub(crate) mod check {
                         sources: vec![SourceKey::plain(t, 1), SourceKey::plain(i, avec)],
                     });
                     v.push(KernelKey {
+                        functor: None,
                         family: ScatterKey {
                             block: sh.block,
                             vec: w,

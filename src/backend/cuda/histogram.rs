@@ -83,6 +83,7 @@ pub(crate) mod check {
             let vec = tuning::vec(t.size());
             for (bins, avec) in [(256, vec), (100_000, 0)] {
                 v.push(KernelKey {
+                    functor: None,
                     family: key(t, bins).into(),
                     sources: vec![SourceKey::plain(t, avec)],
                 });

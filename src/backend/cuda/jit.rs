@@ -70,6 +70,9 @@ pub(crate) fn instance(key: &KernelKey) -> (String, String) {
     for (k, s) in key.sources.iter().enumerate() {
         src.push_str(&source::cpp_struct(s, k));
     }
+    if let Some(f) = &key.functor {
+        src.push_str(&super::assoc::cpp_functor(f));
+    }
     (src, key.family.name(&names))
 }
 

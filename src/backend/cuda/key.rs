@@ -10,8 +10,10 @@
 
 use super::launch::KernelParams;
 use super::source::SourceKey;
+use crate::expr::combine::CombinerShape;
 use crate::item::ScalarType;
 use crate::op::Op;
+use std::sync::Arc;
 
 /// A family's key: how it becomes a kernel template instance.
 pub(crate) trait Template: Copy + Into<Family> {
@@ -19,6 +21,9 @@ pub(crate) trait Template: Copy + Into<Family> {
     type Params: KernelParams;
     /// The kernel file in `kernels/` that defines the template.
     const FILE: &'static str;
+    /// Whether the kernel takes its parameter struct first, then its sources (variadic
+    /// templates, whose parameter pack comes last).
+    const PARAMS_FIRST: bool = false;
     /// The name expression of the instance, given the C++ names of its sources' types.
     fn name(&self, sources: &[String]) -> String;
 }
@@ -26,6 +31,9 @@ pub(crate) trait Template: Copy + Into<Family> {
 /// The key of one kernel instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct KernelKey {
+    /// The combiner a kernel of custom operators is instantiated with (printed as the
+    /// functor `ds_F`), none for the others.
+    pub functor: Option<Arc<CombinerShape>>,
     pub family: Family,
     pub sources: Vec<SourceKey>,
 }
@@ -85,8 +93,14 @@ macro_rules! families {
             pub fn all_params() -> &'static str {
                 static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
                 P.get_or_init(|| {
+                    // Once each: families may share a parameter struct.
                     let mut s = String::new();
-                    $(s.push_str(&<<$key as Template>::Params as KernelParams>::cpp());)*
+                    $(
+                        let p = <<$key as Template>::Params as KernelParams>::cpp();
+                        if !s.contains(&p) {
+                            s.push_str(&p);
+                        }
+                    )*
                     s
                 })
             }
@@ -121,6 +135,12 @@ families! {
     SortPass(SortPassKey { values: bool, block: u32, items: u32, minb: u32 }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
+    /// Chunk totals of a custom operator, then its result or the chunks' prefixes
+    /// (`kernels/assoc.cu`); `mode` 0: reduce, 1: prefixes.
+    AssocReduce(AssocReduceKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
+    /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
+    /// 1: exclusive, 2: segmented exclusive.
+    AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
     /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
     /// counters.
     Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),

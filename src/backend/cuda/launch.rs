@@ -7,9 +7,10 @@
 use super::gpu::{DriverResult, Gpu};
 use super::jit::Kernel;
 use super::key::{KernelKey, Template};
-use super::mem::Ptr;
+use super::mem::{Buffer, Ptr};
 use super::source::{self, SourceArgs};
 use crate::error::{Error, Result};
+use crate::expr::combine::CombinerShape;
 use crate::source::Source;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::marker::PhantomData;
@@ -73,6 +74,11 @@ pub(crate) struct Bound<'a, P> {
     gpu: &'a Gpu,
     kernel: Arc<Kernel>,
     sources: Vec<SourceArgs>,
+    /// Whether the kernel takes its parameter struct before its sources.
+    params_first: bool,
+    /// The constants of sources that have too many for their argument words, alive until the
+    /// launches are queued.
+    _spilled: Vec<Option<Buffer>>,
     _p: PhantomData<P>,
 }
 
@@ -84,15 +90,28 @@ impl Gpu {
         key: K,
         sources: &[(&Source, u32)],
     ) -> Result<Bound<'_, K::Params>> {
+        self.kernel_with(key, sources, None)
+    }
+
+    /// As `kernel`, instantiated with the combiner `functor` (`ds_F`) where there is one.
+    pub fn kernel_with<K: Template>(
+        &self,
+        key: K,
+        sources: &[(&Source, u32)],
+        functor: Option<Arc<CombinerShape>>,
+    ) -> Result<Bound<'_, K::Params>> {
         let keys = sources
             .iter()
             .map(|(s, vec)| source::key(s, *vec))
             .collect::<Result<Vec<_>>>()?;
-        let args = sources
+        let (args, spilled): (Vec<_>, Vec<_>) = sources
             .iter()
-            .map(|(s, _)| source::args(s))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|(s, _)| source::args(self, s))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
         let kernel = self.jit.get(&KernelKey {
+            functor,
             family: key.into(),
             sources: keys,
         })?;
@@ -100,6 +119,8 @@ impl Gpu {
             gpu: self,
             kernel,
             sources: args,
+            params_first: K::PARAMS_FIRST,
+            _spilled: spilled,
             _p: PhantomData,
         })
     }
@@ -137,8 +158,9 @@ impl<P: KernelParams> Bound<'_, P> {
         };
         // SAFETY: `Gpu::kernel` compiled this kernel from a key whose source keys and family
         // were made from the same sources (`self.sources`) and whose family's parameter
-        // struct is `P`: the template takes exactly those sources, then a `P`.
-        unsafe { launch_raw(self.gpu, k, cfg, &self.sources, params) }
+        // struct is `P`: the template takes exactly those sources, then a `P` (or a `P`
+        // first, as `params_first` says, from the same family).
+        unsafe { launch_raw(self.gpu, k, cfg, &self.sources, params, self.params_first) }
     }
 
     /// How many blocks of `block` threads fit on one multiprocessor.
@@ -171,7 +193,7 @@ impl<P: KernelParams> Bound<'_, P> {
 ///
 /// The kernel's parameters must be exactly one source struct for each of `sources`, of the
 /// types that those arguments were made for (`source::key` and `source::args` of the same
-/// sources), and then a `P`; every address in them must be valid for what the kernel does with
+/// sources), and then a `P` (a `P` first where `params_first`); every address in them must be valid for what the kernel does with
 /// it until the kernel ends (buffers held by their sources, or by the caller until the work is
 /// queued: buffers free themselves in stream order).
 unsafe fn launch_raw<P: KernelParams>(
@@ -180,12 +202,18 @@ unsafe fn launch_raw<P: KernelParams>(
     cfg: LaunchConfig,
     sources: &[SourceArgs],
     params: &P,
+    params_first: bool,
 ) -> Result<()> {
     let mut b = gpu.stream.launch_builder(&kernel.func);
+    if params_first {
+        b.arg(params);
+    }
     for s in sources {
         b.arg(s);
     }
-    b.arg(params);
+    if !params_first {
+        b.arg(params);
+    }
     // SAFETY: as this function's caller promises; the arguments live until `launch` returns,
     // and the driver copies them before then.
     unsafe { b.launch(cfg) }.cuda("cuLaunchKernel")?;

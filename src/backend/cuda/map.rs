@@ -113,6 +113,7 @@ pub(crate) mod check {
             let vec = tuning::vec(ty.size());
             for avec in [vec, 0] {
                 v.push(KernelKey {
+                    functor: None,
                     family: MapKey {
                         block: sh.block,
                         vec,
@@ -125,6 +126,7 @@ pub(crate) mod check {
         }
         for s in lazy {
             v.push(KernelKey {
+                functor: None,
                 family: MapKey {
                     block: sh.block,
                     vec: s.avec.max(1),

@@ -6,6 +6,7 @@
 //!
 //! Every `unsafe` block of the crate lives in this folder.
 
+mod assoc;
 mod combine;
 mod compact;
 mod gather;
@@ -24,8 +25,9 @@ mod sort;
 mod source;
 mod tuning;
 
-use super::{Backend, Init, SortValues};
+use super::{Backend, Init, ScanMode, SortValues};
 use crate::error::Result;
+use crate::expr::combine::Combiner;
 use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::{Column, Source};
@@ -163,6 +165,14 @@ impl Backend for CudaBackend {
         Ok((s.keys, s.values))
     }
 
+    fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
+        assoc::reduce(&self.gpu, srcs, c)
+    }
+
+    fn scan_with(&self, srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec<Column>> {
+        assoc::scan(&self.gpu, srcs, c, mode)
+    }
+
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {
         let b = histogram::histogram(&self.gpu, src, bins as u64, lo, hi)?;
         Ok(column(b, ScalarType::U64, bins))
@@ -267,6 +277,18 @@ mod compile_check {
             &Source::map(&[&col(ScalarType::F32)], &b, 10),
             4,
         ));
+        // More constants than the argument words hold: they spill to device memory.
+        let long = trace(&[ScalarType::I64], |a, id| {
+            let mut y = Expr::<i64>::from_node(id, a[0]);
+            for k in 0..200i64 {
+                y = (y * 3 + k) % 1_000_003;
+            }
+            y
+        })
+        .unwrap();
+        let long = Source::map(&[&col(ScalarType::I64)], &long, 10);
+        assert!(SourceKey::assuming(&long, 2).spill);
+        v.push(SourceKey::assuming(&long, 2));
         // Random leaves of every kind and type, whole and sliced, and one mapped.
         use crate::random::Rand;
         for (r, t) in [
@@ -317,6 +339,7 @@ mod compile_check {
         v.extend(sort::check::variants(&positions));
         v.extend(combine::check::variants());
         v.extend(histogram::check::variants());
+        v.extend(assoc::check::variants());
         v
     }
 

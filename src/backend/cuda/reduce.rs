@@ -111,6 +111,7 @@ pub(crate) mod check {
             {
                 for avec in [vec, 0] {
                     v.push(KernelKey {
+                        functor: None,
                         family: key(ty.size(), op).into(),
                         sources: vec![SourceKey::plain(ty, avec)],
                     });

@@ -97,12 +97,14 @@ pub(crate) mod check {
             {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
+                        functor: None,
                         family: key(ty.size(), op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
             }
             v.push(KernelKey {
+                functor: None,
                 family: key(ty.size(), Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0)],
             });

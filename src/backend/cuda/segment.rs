@@ -222,10 +222,12 @@ pub(crate) mod check {
         for f in lazy_flags {
             let (ty, vec) = (ScalarType::F32, tuning::vec(4));
             v.push(KernelKey {
+                functor: None,
                 family: reduce_key(4, Op::Add, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
             v.push(KernelKey {
+                functor: None,
                 family: scan_key(4, Op::Add, true).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
@@ -234,6 +236,7 @@ pub(crate) mod check {
         for ty in ScalarType::ALL {
             let (size, vec) = (ty.size(), tuning::vec(ty.size()));
             v.push(KernelKey {
+                functor: None,
                 family: HeadFlagsKey {
                     block: tuning::FLAT_BLOCK,
                 }
@@ -246,20 +249,24 @@ pub(crate) mod check {
             {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
+                        functor: None,
                         family: scan_key(size, op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
                 v.push(KernelKey {
+                    functor: None,
                     family: reduce_key(size, op, false).into(),
                     sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                 });
             }
             v.push(KernelKey {
+                functor: None,
                 family: reduce_key(size, Op::Add, true).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });
             v.push(KernelKey {
+                functor: None,
                 family: scan_key(size, Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });

@@ -275,6 +275,7 @@ pub(crate) mod check {
         for t in ScalarType::ALL {
             for avec in [tuning::vec(t.size()), 0] {
                 v.push(KernelKey {
+                    functor: None,
                     family: SortHistKey {
                         block: tuning::FLAT_BLOCK,
                     }
@@ -284,17 +285,20 @@ pub(crate) mod check {
             }
             let k = SourceKey::plain(t, 1);
             v.push(KernelKey {
+                functor: None,
                 family: pass_key(t, None).into(),
                 sources: vec![k.clone(), k.clone()],
             });
             for u in ScalarType::ALL {
                 v.push(KernelKey {
+                    functor: None,
                     family: pass_key(t, Some(u)).into(),
                     sources: vec![k.clone(), SourceKey::plain(u, 1)],
                 });
             }
             for p in lazy_positions {
                 v.push(KernelKey {
+                    functor: None,
                     family: pass_key(t, Some(p.ty)).into(),
                     sources: vec![k.clone(), p.clone()],
                 });

@@ -5,9 +5,12 @@
 //! source is a struct printed for its expression: a pointer for each column, a `u64` for each
 //! constant, and `at`/`vec` that load the columns' elements and compute the expression. Its
 //! argument words are the columns' addresses, then the constants, all 8 bytes each, as the
-//! struct lays them out.
+//! struct lays them out. An expression with more constants than the argument words hold keeps
+//! them in device memory instead (`pp`, one word: a buffer written before the launch and
+//! freed on the stream after it), so any closure runs, however long.
 
-use super::mem::column_ptr;
+use super::gpu::Gpu;
+use super::mem::{Buffer, column_ptr};
 use crate::error::{Error, Result};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::{Graph, Kind};
@@ -38,12 +41,14 @@ impl Hash for Shape {
 }
 
 /// What names a source's C++ type in a kernel key: its element type, its expression (none
-/// for a stored column), and the vectors its columns are aligned for (0: none).
+/// for a stored column), the vectors its columns are aligned for (0: none), and whether its
+/// constants are in device memory (too many for the argument words).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SourceKey {
     pub ty: ScalarType,
     pub shape: Option<Shape>,
     pub avec: u32,
+    pub spill: bool,
 }
 
 impl SourceKey {
@@ -54,6 +59,7 @@ impl SourceKey {
             ty,
             shape: None,
             avec,
+            spill: false,
         }
     }
 
@@ -68,6 +74,7 @@ impl SourceKey {
                 graph: src.graph.clone(),
             }),
             avec,
+            spill: spills(src),
         }
     }
 }
@@ -101,26 +108,40 @@ pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
             }),
         },
         avec: if aligned { vec } else { 0 },
+        spill: spills(src),
     })
 }
 
-/// The argument words of `src`.
-pub(crate) fn args(src: &Source) -> Result<SourceArgs> {
-    let n = src.columns.len() + src.params.len();
-    if n > MAX_WORDS {
+/// Whether `src`'s constants go to device memory: its columns and constants together are more
+/// than the argument words hold.
+fn spills(src: &Source) -> bool {
+    src.columns.len() + src.params.len() > MAX_WORDS
+}
+
+/// The argument words of `src`, and the buffer of its constants where they spill (to be
+/// dropped once the launch is queued: it is freed on the stream, after the kernel).
+pub(crate) fn args(gpu: &Gpu, src: &Source) -> Result<(SourceArgs, Option<Buffer>)> {
+    let cols = src.columns.len();
+    if cols >= MAX_WORDS {
         return Err(Error::InvalidArgument(format!(
-            "an expression of {} columns and {} constants is more than a kernel takes ({MAX_WORDS}); \
-             copy() a part of it first",
-            src.columns.len(),
-            src.params.len()
+            "an expression of {cols} columns is more than a kernel takes ({}); copy() a part \
+             of it first",
+            MAX_WORDS - 1
         )));
     }
     let mut words = [0u64; MAX_WORDS];
     for (w, c) in words.iter_mut().zip(&src.columns) {
         *w = column_ptr(c)?.0;
     }
-    words[src.columns.len()..n].copy_from_slice(&src.params);
-    Ok(SourceArgs { words })
+    if !spills(src) {
+        words[cols..cols + src.params.len()].copy_from_slice(&src.params);
+        return Ok((SourceArgs { words }, None));
+    }
+    let bytes: Vec<u8> = src.params.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let buf = Buffer::new(gpu, bytes.len())?;
+    gpu.write(&buf, &bytes)?;
+    words[cols] = buf.ptr().0;
+    Ok((SourceArgs { words }, Some(buf)))
 }
 
 /// The C++ type of source `k` of a kernel.
@@ -193,9 +214,21 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     for (i, ty) in cols.iter().enumerate() {
         let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.name());
     }
-    for i in 0..params {
-        let _ = writeln!(s, "  u64 p{i};");
+    if key.spill {
+        let _ = writeln!(s, "  const u64* __restrict__ pp;");
+    } else {
+        for i in 0..params {
+            let _ = writeln!(s, "  u64 p{i};");
+        }
     }
+    // Constant i: a member, or a word of the buffer.
+    let param = |i: u32| {
+        if key.spill {
+            format!("pp[{i}]")
+        } else {
+            format!("p{i}")
+        }
+    };
     let mut args: Vec<String> = cols
         .iter()
         .enumerate()
@@ -211,12 +244,15 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let _ = writeln!(s, "  DS_DEV T f({}) const {{", args.join(", "));
     let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
         Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
-        Kind::Param(i) => format!("ds::from_bits<{}>(p{i})", ctype(n.ty)),
+        Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
         Kind::Index => "row".into(),
         Kind::Head(c, p) => {
             let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
             let col = heads.get(h).map_or(0, |x| x.1);
-            format!("(u8)((row + p{p} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)")
+            format!(
+                "(u8)((row + {} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)",
+                param(p)
+            )
         }
         Kind::Random(..) => {
             let q = randoms.iter().position(|x| g.nodes[x.0] == *n).unwrap_or(0);
@@ -234,11 +270,15 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // at: what the leaves read at i.
     let mut at: Vec<String> = (0..cols.len()).map(|i| format!("c{i}[i]")).collect();
     for &(_, c, p) in &heads {
-        at.push(format!("(i + p{p} > 0 ? c{c}[i - 1] : c{c}[i])"));
+        at.push(format!("(i + {} > 0 ? c{c}[i - 1] : c{c}[i])", param(p)));
     }
     for &(j, _) in &randoms {
         let (ty, code, sd, o) = random_call(j);
-        at.push(format!("ds::random_at<{ty}, {code}>(p{sd}, i + p{o})"));
+        at.push(format!(
+            "ds::random_at<{ty}, {code}>({}, i + {})",
+            param(sd),
+            param(o)
+        ));
     }
     at.push("i".into());
     let _ = writeln!(
@@ -262,15 +302,18 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         let x = cols[c as usize].name();
         let _ = writeln!(
             s,
-            "      {x} h{h}[VEC];\n      h{h}[0] = i + p{p} > 0 ? c{c}[i - 1] : a{c}[0];\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
+            "      {x} h{h}[VEC];\n      h{h}[0] = i + {} > 0 ? c{c}[i - 1] : a{c}[0];\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];",
+            param(p)
         );
     }
     for (q, &(j, ty)) in randoms.iter().enumerate() {
         let (name, code, sd, o) = random_call(j);
         let _ = writeln!(
             s,
-            "      {} r{q}[VEC];\n      ds::random_vec<{name}, {code}, VEC>(p{sd}, i + p{o}, r{q});",
-            ctype(ty)
+            "      {} r{q}[VEC];\n      ds::random_vec<{name}, {code}, VEC>({}, i + {}, r{q});",
+            ctype(ty),
+            param(sd),
+            param(o)
         );
     }
     let vals: Vec<String> = (0..cols.len())

@@ -13,8 +13,9 @@ pub(crate) mod scan;
 pub(crate) mod segment;
 pub(crate) mod sort;
 
-use super::{Backend, Init, SortValues};
+use super::{Backend, Init, ScanMode, SortValues};
 use crate::error::{Error, Result};
+use crate::expr::combine::Combiner;
 use crate::expr::eval::{Val, canonical, eval};
 use crate::expr::graph::{Kind, Node};
 use crate::item::{Element, ScalarType};
@@ -85,6 +86,9 @@ macro_rules! with_type {
         }
     };
 }
+
+// After the macro, which it uses.
+pub(crate) mod assoc;
 
 /// Bytes the host's stored sequences hold, and the high-water mark.
 static IN_USE: AtomicUsize = AtomicUsize::new(0);
@@ -466,6 +470,14 @@ impl Backend for HostBackend {
         let stored = self.materialize(v)?;
         let moved = sort::permute_bytes(column_bytes(&stored)?, v.ty().size(), &order);
         Ok((k, Some(self.upload(v.ty(), &moved, order.len())?)))
+    }
+
+    fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
+        assoc::reduce(srcs, c)
+    }
+
+    fn scan_with(&self, srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec<Column>> {
+        assoc::scan(srcs, c, mode)
     }
 
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {

@@ -1,7 +1,8 @@
-//! What fused reads store: nothing of their input's length (a lazy input is evaluated inside
-//! the kernel that reads it), and the memory in use back where it was once results are dropped.
-//! A test binary of its own, its tests one at a time: the memory counters are the device's, and
-//! any other test's allocations would show in them.
+//! Tests that measure the whole process, one at a time: what fused reads store (nothing of
+//! their input's length: a lazy input is evaluated inside the kernel that reads it; the memory
+//! in use back where it was once results are dropped) and how many kernels a loop builds (one
+//! a shape, whatever the constants). A test binary of its own: the memory and kernel counters
+//! are the process's, and any other test's work would show in them.
 
 use devseq::{Device, DeviceSeq, Op};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -198,5 +199,56 @@ fn reductions_of_random_sequences_store_nothing() {
         (total as f64 / n as f64 - 0.5).abs() < 0.01,
         "mean {}",
         total as f64 / n as f64
+    );
+}
+
+/// Closures that differ only in their constants share one compiled kernel: the constants are
+/// kernel parameters.
+#[test]
+fn distinct_constants_compile_once_per_shape() {
+    let _alone = alone();
+    let dev = dev();
+    eprintln!("kernel cache test on {}", dev.name());
+    let n = 10_000usize;
+    let xs = DeviceSeq::<f32>::sequence(&dev, n).unwrap().copy().unwrap();
+
+    // The shape of a lazy sequence does not depend on its constants, only on its expression.
+    let a = xs.map(|x| x * 1.5 + 2.0).unwrap();
+    let b = xs.map(|x| x * -7.0 + 0.25).unwrap();
+    assert_eq!(a.shape_hash(), b.shape_hash());
+    assert_ne!(
+        xs.map(|x| x * 2.0).unwrap().shape_hash(),
+        xs.map(|x| x + 2.0).unwrap().shape_hash()
+    );
+    // A view of a stored column is the same kind of leaf (another address).
+    assert_eq!(
+        xs.map(|x| x * 2.0).unwrap().shape_hash(),
+        xs.slice(1..).map(|x| x * 2.0).unwrap().shape_hash()
+    );
+    assert_ne!(xs.shape_hash(), xs.map(|x| x * 2.0).unwrap().shape_hash());
+
+    // 100 maps with 100 constants, each materialized, reduced and fused into a scan: the
+    // first builds one kernel of each shape, the other 99 none.
+    let mut built = Vec::new();
+    for k in 0..100u32 {
+        let before = devseq::kernels_built();
+        let c = k as f32 * 0.5 - 3.0;
+        let ys = xs.map(move |x| x * c + 1.0).unwrap();
+        let v = ys.to_vec().unwrap();
+        assert_eq!(v[7], 7.0 * c + 1.0, "k = {k}");
+        let sum = ys.reduce(Op::Max).unwrap();
+        assert_eq!(sum, v.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+        let scanned = ys.inclusive_scan(Op::Add).unwrap().to_vec().unwrap();
+        assert_eq!(scanned[0], v[0]);
+        built.push(devseq::kernels_built() - before);
+    }
+    eprintln!("kernels built by each of 100 map/reduce/scan rounds: {built:?}");
+    if dev.is_cuda() {
+        assert!(built[0] >= 1, "the first round builds its kernels");
+        assert!(built[0] <= 3, "one kernel a shape: {}", built[0]);
+    }
+    assert!(
+        built[1..].iter().all(|&b| b == 0),
+        "rounds after the first built kernels: {built:?}"
     );
 }

@@ -1,0 +1,369 @@
+//! Reductions and scans by a combiner (`kernels/assoc.cu`): the combiner printed as the
+//! functor `ds_F`, fixed contiguous chunks one a block, the chunk totals folded (reduce) or
+//! scanned into chunk prefixes that a second kernel scans each chunk from.
+
+use super::gpu::Gpu;
+use super::key::{AssocReduceKey, AssocScanKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::single_pass::counter;
+use crate::backend::ScanMode;
+use crate::error::{Error, Result};
+use crate::expr::combine::{Combiner, CombinerShape};
+use crate::expr::cuda::{ctype, print_nodes};
+use crate::expr::graph::Kind;
+use crate::source::{Column, Source};
+use std::fmt::Write;
+use std::sync::Arc;
+
+kernel_params!(
+    /// The parameters of `ds_assoc_reduce` and `ds_assoc_scan`: `chunk` elements a block,
+    /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
+    /// reduction's words, `consts` the combiner's constants (then, at `init`, the initial
+    /// item's words), `excl` whether the scan starts from `init`, `out0..out3` the stored
+    /// components.
+    AssocParams {
+        n: u64,
+        chunk: u64,
+        partial: Ptr,
+        done: Ptr,
+        result: Ptr,
+        consts: Ptr,
+        init: Ptr,
+        out0: Ptr,
+        out1: Ptr,
+        out2: Ptr,
+        out3: Ptr,
+        excl: u32,
+    }
+);
+
+/// Threads a block and rounds a tile.
+const BLOCK: u32 = 256;
+const ROUNDS: u32 = 2;
+/// Blocks a multiprocessor (chunks are one a block; the grid is the device's, not the
+/// kernel's, so results depend only on the length and the device).
+const BLOCKS_PER_SM: u64 = 8;
+
+fn sources_list(s: &[String]) -> String {
+    s.join(", ")
+}
+
+impl Template for AssocReduceKey {
+    type Params = AssocParams;
+    const FILE: &'static str = "assoc.cu";
+    const PARAMS_FIRST: bool = true;
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}>",
+            self.block,
+            self.rounds,
+            self.vec,
+            self.mode,
+            sources_list(s)
+        )
+    }
+}
+
+impl Template for AssocScanKey {
+    type Params = AssocParams;
+    const FILE: &'static str = "assoc.cu";
+    const PARAMS_FIRST: bool = true;
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_assoc_scan<ds_F, {}, {}, {}, {}, {}>",
+            self.block,
+            self.rounds,
+            self.vec,
+            self.mode,
+            sources_list(s)
+        )
+    }
+}
+
+/// Items a thread loads at once per round: 16 bytes of the widest component.
+fn vec_of(c: &Combiner) -> u32 {
+    let widest = c.types.iter().map(|t| t.size()).max().unwrap_or(1);
+    (16 / widest as u32).clamp(1, 4)
+}
+
+/// The functor `ds_F` of a combiner (see `kernels/assoc.cu` for what it provides).
+pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
+    let k = c.types.len();
+    let ct = |j: usize| ctype(c.types[j]);
+    let st = |j: usize| c.types[j].name();
+    let mut s = String::from("struct ds_F {\n  struct V {");
+    for j in 0..k {
+        let _ = write!(s, " {} c{j};", ct(j));
+    }
+    let _ = writeln!(s, " }};");
+    let _ = writeln!(s, "  static constexpr int K = {k};");
+    let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
+    let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
+    let _ = writeln!(s, "  DS_DEV V operator()(const V& a, const V& b) const {{");
+    print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
+        Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
+        Kind::Arg(j) => format!("b.c{}", j as usize - k),
+        Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
+        _ => "0".into(),
+    });
+    let _ = writeln!(s, "    V r;");
+    for (j, &o) in c.outs.iter().enumerate() {
+        let n = c.nodes[o as usize];
+        let passed = matches!(n.kind, Kind::Arg(_) | Kind::Param(_));
+        if n.ty.is_float() && !passed {
+            let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
+        } else {
+            let _ = writeln!(s, "    r.c{j} = v{o};");
+        }
+    }
+    let _ = writeln!(s, "    return r;\n  }}");
+    let head = if c.segmented {
+        format!("x.c{} != 0", k - 1)
+    } else {
+        "false".into()
+    };
+    let _ = writeln!(
+        s,
+        "  static DS_DEV bool head(const V& x) {{ return {head}; }}"
+    );
+    let tparams: Vec<String> = (0..k).map(|j| format!("class S{j}")).collect();
+    let args: Vec<String> = (0..k).map(|j| format!("const S{j}& s{j}")).collect();
+    let _ = writeln!(
+        s,
+        "  template <{}> static DS_DEV V at(u64 i, {}) {{\n    V v;",
+        tparams.join(", "),
+        args.join(", ")
+    );
+    for j in 0..k {
+        let _ = writeln!(s, "    v.c{j} = ds::to_c<typename S{j}::T>(s{j}.at(i));");
+    }
+    let _ = writeln!(s, "    return v;\n  }}");
+    let _ = writeln!(
+        s,
+        "  template <int N, {}> static DS_DEV void vec(u64 i, V (&v)[N], {}) {{",
+        tparams.join(", "),
+        args.join(", ")
+    );
+    for j in 0..k {
+        let _ = writeln!(
+            s,
+            "    {{ typename S{j}::T t[N]; s{j}.template vec<N>(i, t);\n#pragma unroll\n      for (int q = 0; q < N; ++q) v[q].c{j} = ds::to_c<typename S{j}::T>(t[q]); }}"
+        );
+    }
+    let _ = writeln!(s, "  }}");
+    let _ = writeln!(
+        s,
+        "  template <int BLOCK, int VEC> static DS_DEV void store_round(const AssocParams& p, u64 n, u64 tb, int r, const V (&v)[VEC]) {{"
+    );
+    for j in 0..c.stored {
+        let _ = writeln!(
+            s,
+            "    {{ {t} t[VEC];\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) t[q] = ds::from_c<{t}>(v[q].c{j});\n      ds::store_round<BLOCK, VEC, true>(({t}*)p.out{j}, n, tb, r, t); }}",
+            t = st(j)
+        );
+    }
+    let _ = writeln!(s, "  }}");
+    let _ = writeln!(s, "  static DS_DEV V from_words(const u64* w) {{\n    V v;");
+    for j in 0..k {
+        let _ = writeln!(s, "    v.c{j} = ds::from_bits<{}>(w[{j}]);", ct(j));
+    }
+    let _ = writeln!(s, "    return v;\n  }}");
+    let _ = writeln!(s, "  static DS_DEV void to_words(const V& v, u64* w) {{");
+    for j in 0..k {
+        let _ = writeln!(s, "    w[{j}] = ds::to_bits<{}>(v.c{j});", ct(j));
+    }
+    let _ = writeln!(s, "  }}\n}};");
+    s
+}
+
+/// A launch's chunking: (blocks, elements a block), a whole number of tiles each.
+fn chunks(gpu: &Gpu, n: usize, tile: u64) -> (u64, u64) {
+    let tiles = (n as u64).div_ceil(tile).max(1);
+    let most = (gpu.arch.sms as u64 * BLOCKS_PER_SM).max(1);
+    let per = tiles.div_ceil(most.min(tiles));
+    (tiles.div_ceil(per), per * tile)
+}
+
+/// What both kernels share: the functor's shape, the sources with their vector width, the
+/// constants (then the initial item) on the device, the chunks, the partials.
+struct Setup<'a> {
+    functor: Arc<CombinerShape>,
+    srcs: Vec<(&'a Source, u32)>,
+    vec: u32,
+    grid: u64,
+    params: AssocParams,
+    _consts: Buffer,
+    _partial: Buffer,
+}
+
+fn setup<'a>(gpu: &Gpu, srcs: &'a [Source], c: &Combiner, init: &[u64]) -> Result<Setup<'a>> {
+    let k = c.types.len();
+    if srcs.len() != k || c.stored > 4 || k > 5 {
+        return Err(Error::Internal(format!(
+            "a combiner of {k} components over {} sources",
+            srcs.len()
+        )));
+    }
+    let vec = vec_of(c);
+    let n = srcs[0].len;
+    let (grid, chunk) = chunks(gpu, n, (BLOCK * ROUNDS * vec) as u64);
+    let words: Vec<u8> = c
+        .params
+        .iter()
+        .chain(init)
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let consts = Buffer::new(gpu, words.len().max(8))?;
+    gpu.write(&consts, &words)?;
+    let partial = Buffer::new(gpu, grid as usize * 8 * (k + 1))?;
+    let params = AssocParams {
+        n: n as u64,
+        chunk,
+        partial: partial.ptr(),
+        done: gpu.counter(counter::DONE),
+        consts: consts.ptr(),
+        init: consts.ptr().add(8 * c.params.len()),
+        excl: !init.is_empty() as u32,
+        ..Default::default()
+    };
+    Ok(Setup {
+        functor: Arc::new(c.shape()),
+        srcs: srcs.iter().map(|s| (s, vec)).collect(),
+        vec,
+        grid,
+        params,
+        _consts: consts,
+        _partial: partial,
+    })
+}
+
+/// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
+pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
+    let mut s = setup(gpu, srcs, c, &[])?;
+    let k = c.types.len();
+    let result = Buffer::new(gpu, 8 * (k + 1))?;
+    s.params.result = result.ptr();
+    let key = AssocReduceKey {
+        block: BLOCK,
+        rounds: ROUNDS,
+        vec: s.vec,
+        mode: 0,
+    };
+    gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
+        .launch(s.grid, BLOCK, 0, &s.params)?;
+    let mut bytes = vec![0u8; 8 * (k + 1)];
+    gpu.read_small(result.ptr(), &mut bytes)?;
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect();
+    if words[k] == 0 {
+        return Err(Error::Internal("a reduction of items found none".into()));
+    }
+    Ok(words[..k].to_vec())
+}
+
+/// The scan of the items of `srcs` (`len > 0`) by `c` in `mode`: the stored components.
+pub(crate) fn scan(
+    gpu: &Gpu,
+    srcs: &[Source],
+    c: &Combiner,
+    mode: &ScanMode,
+) -> Result<Vec<Column>> {
+    let (init, excl, code) = match mode {
+        ScanMode::Inclusive => (Vec::new(), false, 0),
+        ScanMode::Exclusive(i) => (i.clone(), true, 1),
+        ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
+    };
+    let mut s = setup(gpu, srcs, c, &init)?;
+    s.params.excl = excl as u32;
+    let n = srcs[0].len;
+    let outs = (0..c.stored)
+        .map(|j| Buffer::new(gpu, n * c.types[j].size()))
+        .collect::<Result<Vec<_>>>()?;
+    let ptrs: Vec<Ptr> = outs.iter().map(|b| b.ptr()).collect();
+    let at = |j: usize| ptrs.get(j).copied().unwrap_or_default();
+    s.params.out0 = at(0);
+    s.params.out1 = at(1);
+    s.params.out2 = at(2);
+    s.params.out3 = at(3);
+    let totals = AssocReduceKey {
+        block: BLOCK,
+        rounds: ROUNDS,
+        vec: s.vec,
+        mode: 1,
+    };
+    gpu.kernel_with(totals, &s.srcs, Some(s.functor.clone()))?
+        .launch(s.grid, BLOCK, 0, &s.params)?;
+    let key = AssocScanKey {
+        block: BLOCK,
+        rounds: ROUNDS,
+        vec: s.vec,
+        mode: code,
+    };
+    gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
+        .launch(s.grid, BLOCK, 0, &s.params)?;
+    Ok(outs
+        .into_iter()
+        .enumerate()
+        .map(|(j, b)| b.into_column(c.types[j], n))
+        .collect())
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds: a non-commutative pair operator (affine maps),
+    /// an argmax-like (value, position) operator with its segmented form, over stored
+    /// columns, in every mode.
+    pub(crate) fn variants() -> Vec<KernelKey> {
+        let affine = Combiner::trace::<(f32, f32)>(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
+            .expect("trace");
+        let arg = Combiner::trace::<(f64, u64)>(|(a, i), (b, j)| {
+            let take = crate::Expr::select(a.ne(a), b.eq(b), b.gt(a));
+            (
+                crate::Expr::select(take, b, a),
+                crate::Expr::select(take, j, i),
+            )
+        })
+        .expect("trace");
+        let mut v = Vec::new();
+        for c in [affine, arg.clone(), arg.segmented()] {
+            let vec = vec_of(&c);
+            let f = Some(Arc::new(c.shape()));
+            let sources: Vec<SourceKey> =
+                c.types.iter().map(|&t| SourceKey::plain(t, vec)).collect();
+            for mode in [0, 1] {
+                v.push(KernelKey {
+                    functor: f.clone(),
+                    family: AssocReduceKey {
+                        block: BLOCK,
+                        rounds: ROUNDS,
+                        vec,
+                        mode,
+                    }
+                    .into(),
+                    sources: sources.clone(),
+                });
+            }
+            for mode in [0, 1, 2] {
+                v.push(KernelKey {
+                    functor: f.clone(),
+                    family: AssocScanKey {
+                        block: BLOCK,
+                        rounds: ROUNDS,
+                        vec,
+                        mode,
+                    }
+                    .into(),
+                    sources: sources.clone(),
+                });
+            }
+        }
+        v
+    }
+}

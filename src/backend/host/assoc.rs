@@ -1,0 +1,139 @@
+//! Reductions and scans by a combiner on the host: fixed chunks, each folded in order, their
+//! totals folded in order, so float results do not depend on the number of threads.
+
+use super::{CHUNK, HostSrc, column};
+use crate::backend::ScanMode;
+use crate::error::Result;
+use crate::expr::combine::Combiner;
+use crate::expr::eval::Val;
+use crate::item::{Element, ScalarType};
+use crate::source::{Column, Source};
+use rayon::prelude::*;
+
+/// Items `range` of the components `srcs`, as compute values: `out[j][i]` is component `j` of
+/// item `i`.
+fn read(srcs: &[Source], range: std::ops::Range<usize>) -> Result<Vec<Vec<Val>>> {
+    srcs.iter()
+        .map(|s| {
+            with_type!(s.ty(), T => {
+                let h = HostSrc::<T>::new(s)?;
+                Ok(h.read(range.clone())
+                    .iter()
+                    .map(|x| Val::load(T::TYPE, Element::to_bits(*x)))
+                    .collect())
+            })
+        })
+        .collect()
+}
+
+/// Item `i` of components read by `read`.
+fn item(cols: &[Vec<Val>], i: usize) -> Vec<Val> {
+    cols.iter().map(|c| c[i]).collect()
+}
+
+/// `a ⊕ b` where either may be missing.
+fn join(c: &Combiner, a: Option<Vec<Val>>, b: Vec<Val>, scratch: &mut [Val]) -> Vec<Val> {
+    match a {
+        Some(a) => c.apply(&a, &b, scratch, true),
+        None => b,
+    }
+}
+
+/// Each chunk's total, in order.
+fn totals(srcs: &[Source], c: &Combiner) -> Result<Vec<Vec<Val>>> {
+    let n = srcs[0].len;
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|ch| {
+            let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
+            let cols = read(srcs, r.clone())?;
+            let mut s = c.scratch();
+            let mut acc = item(&cols, 0);
+            for i in 1..r.len() {
+                acc = c.apply(&acc, &item(&cols, i), &mut s, true);
+            }
+            Ok(acc)
+        })
+        .collect()
+}
+
+pub(crate) fn reduce(srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
+    let mut s = c.scratch();
+    let mut acc: Option<Vec<Val>> = None;
+    for t in totals(srcs, c)? {
+        acc = Some(join(c, acc, t, &mut s));
+    }
+    Ok(acc.unwrap_or_default().iter().map(|v| v.bits()).collect())
+}
+
+pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec<Column>> {
+    let n = srcs[0].len;
+    let init = match mode {
+        ScanMode::Exclusive(i) | ScanMode::SegmentedExclusive(i) => {
+            crate::expr::combine::load_compute(&c.types, i)
+        }
+        ScanMode::Inclusive => Vec::new(),
+    };
+    // Each chunk's prefix: the combination of everything before it (and `init` for the
+    // exclusive scan).
+    let mut s = c.scratch();
+    let mut prefixes = Vec::new();
+    let mut acc = match mode {
+        ScanMode::Exclusive(_) => Some(init.clone()),
+        _ => None,
+    };
+    for t in totals(srcs, c)? {
+        prefixes.push(acc.clone());
+        acc = Some(join(c, acc, t, &mut s));
+    }
+    let k = c.stored;
+    let head = |x: &[Val]| c.segmented && x[x.len() - 1].bits() != 0;
+    let chunks: Vec<Vec<Vec<u64>>> = prefixes
+        .into_par_iter()
+        .enumerate()
+        .map(|(ch, mut q)| {
+            let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
+            let cols = read(srcs, r.clone())?;
+            let mut s = c.scratch();
+            let mut out = vec![Vec::with_capacity(r.len()); k];
+            for i in 0..r.len() {
+                let x = item(&cols, i);
+                let v = match mode {
+                    ScanMode::Inclusive => {
+                        let v = join(c, q, x, &mut s);
+                        q = Some(v.clone());
+                        v
+                    }
+                    ScanMode::Exclusive(_) => {
+                        let v = q.clone().unwrap_or_else(|| init.clone());
+                        q = Some(join(c, q, x, &mut s));
+                        v
+                    }
+                    ScanMode::SegmentedExclusive(_) => {
+                        let v = match (&q, head(&x)) {
+                            (Some(q), false) => q.clone(),
+                            _ => init.clone(),
+                        };
+                        q = Some(join(c, q, x, &mut s));
+                        v
+                    }
+                };
+                for (j, o) in out.iter_mut().enumerate() {
+                    o.push(v[j].store(c.types[j]));
+                }
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    Ok((0..k)
+        .map(|j| {
+            let bits = chunks.iter().flat_map(|ch| ch[j].iter().copied());
+            stored_column(c.types[j], bits)
+        })
+        .collect())
+}
+
+/// A column of type `ty` from stored bits.
+fn stored_column(ty: ScalarType, bits: impl Iterator<Item = u64>) -> Column {
+    with_type!(ty, T => column(bits.map(<T as Element>::from_bits).collect::<Vec<T>>()))
+}

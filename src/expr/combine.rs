@@ -1,0 +1,284 @@
+//! Combiners: a two-argument closure over items, traced once into a graph whose arguments are
+//! the components of the left operand, then those of the right (`Arg(0..k)`, `Arg(k..2k)`),
+//! and whose outputs are the components of the combination. The host interprets it
+//! (`apply`); the GPU compiles it into a functor (`backend/cuda/assoc.rs`).
+//!
+//! A combiner holds no constant values (they are `params` beside its graph), so two closures
+//! that differ only in their constants share one compiled kernel, as map closures do.
+
+use super::eval::{Val, canonical, eval};
+use super::graph::{Bin, Builder, Cmp, Kind, Node};
+use super::{Traced, trace};
+use crate::error::Result;
+use crate::item::{Exprs, Item, ScalarType};
+use crate::op::Op;
+
+/// A traced associative operator over items of `types`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Combiner {
+    /// The item's component types.
+    pub types: Vec<ScalarType>,
+    /// Nodes in evaluation order; `Param(k)` leaves are `params[k]` (not part of the shape).
+    pub nodes: Vec<Node>,
+    /// The node of each component of the result.
+    pub outs: Vec<u32>,
+    /// Components of the item that are stored by scans (the first `stored`; the others are
+    /// the combiner's own, such as the head flag of a segmented combiner).
+    pub stored: usize,
+    /// Whether the last component is a head flag that restarts the combination (the
+    /// segmented form of a combiner).
+    pub segmented: bool,
+    /// The constants (compute bits), not hashed into the shape.
+    #[allow(clippy::struct_field_names)]
+    pub params: Vec<u64>,
+}
+
+/// What names a combiner's compiled code: everything but the constants' values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CombinerShape {
+    pub types: Vec<ScalarType>,
+    pub nodes: Vec<Node>,
+    pub outs: Vec<u32>,
+    pub stored: usize,
+    pub segmented: bool,
+    pub params: usize,
+}
+
+impl Combiner {
+    /// Traces `f` over two items of type `T`.
+    pub fn trace<T: Item>(f: impl Fn(T::Exprs, T::Exprs) -> T::Exprs) -> Result<Combiner> {
+        let k = T::TYPES.len();
+        let types: Vec<ScalarType> = T::TYPES.iter().chain(T::TYPES).copied().collect();
+        let t = trace(&types, |a, id| {
+            f(
+                T::Exprs::from_nodes(id, &a[..k]),
+                T::Exprs::from_nodes(id, &a[k..]),
+            )
+        })?;
+        Ok(Self::from_traced(T::TYPES.to_vec(), t))
+    }
+
+    fn from_traced(types: Vec<ScalarType>, t: Traced) -> Combiner {
+        let stored = types.len();
+        Combiner {
+            types,
+            nodes: t.nodes,
+            outs: t.outs,
+            stored,
+            segmented: false,
+            params: t.params,
+        }
+    }
+
+    /// The shape (kernel key part).
+    pub fn shape(&self) -> CombinerShape {
+        CombinerShape {
+            types: self.types.clone(),
+            nodes: self.nodes.clone(),
+            outs: self.outs.clone(),
+            stored: self.stored,
+            segmented: self.segmented,
+            params: self.params.len(),
+        }
+    }
+
+    /// The built-in operator this combiner is, if it is one `a op b` on one element (then the
+    /// `Op` kernels run it, with their bits).
+    pub fn builtin(&self) -> Option<Op> {
+        if self.types.len() != 1 || self.segmented {
+            return None;
+        }
+        let ty = self.types[0];
+        let out = self.nodes.get(*self.outs.first()? as usize)?;
+        let is_arg = |n: u32, k: u8| matches!(self.nodes[n as usize].kind, Kind::Arg(a) if a == k);
+        let Kind::Binary(op, a, b) = out.kind else {
+            return None;
+        };
+        if out.ty != ty || !is_arg(a, 0) || !is_arg(b, 1) {
+            return None;
+        }
+        let op = match op {
+            Bin::Add => Op::Add,
+            Bin::Mul => Op::Mul,
+            // Float min/max of a closure keep the first of equal zeros; the Op kernels do not
+            // promise that, so only integers take their path.
+            Bin::Min if !ty.is_float() => Op::Min,
+            Bin::Max if !ty.is_float() => Op::Max,
+            Bin::And => Op::BitAnd,
+            Bin::Or => Op::BitOr,
+            Bin::Xor => Op::BitXor,
+            _ => return None,
+        };
+        Some(op)
+    }
+
+    /// The segmented form: items gain a last component, a `u8` head flag, and
+    /// `(a, fa) ⊕ (b, fb) = (fb ? b : a ⊕ b, fa | fb)`, which is associative when `⊕` is.
+    pub fn segmented(&self) -> Combiner {
+        let k = self.types.len();
+        let mut b = Builder::default();
+        let mut map = Vec::with_capacity(self.nodes.len());
+        // Arguments: a's k components and its flag, then b's.
+        let arg = |b: &mut Builder, j: usize, ty: ScalarType| {
+            b.add(Node {
+                ty,
+                kind: Kind::Arg(j as u8),
+            })
+        };
+        let a_args: Vec<u32> = (0..k).map(|j| arg(&mut b, j, self.types[j])).collect();
+        let fa = arg(&mut b, k, ScalarType::U8);
+        let b_args: Vec<u32> = (0..k)
+            .map(|j| arg(&mut b, k + 1 + j, self.types[j]))
+            .collect();
+        let fb = arg(&mut b, 2 * k + 1, ScalarType::U8);
+        for n in &self.nodes {
+            let new = match n.kind {
+                Kind::Arg(j) if (j as usize) < k => a_args[j as usize],
+                Kind::Arg(j) => b_args[j as usize - k],
+                _ => b.add(n.remap(|o| map[o as usize])),
+            };
+            map.push(new);
+        }
+        let u8n = |kind| Node {
+            ty: ScalarType::U8,
+            kind,
+        };
+        let zero = b.add(u8n(Kind::Param(self.params.len() as u32)));
+        let head = b.add(u8n(Kind::Cmp(Cmp::Ne, fb, zero)));
+        let mut outs: Vec<u32> = (0..k)
+            .map(|j| {
+                let ty = self.types[j];
+                b.add(Node {
+                    ty,
+                    kind: Kind::Select(head, b_args[j], map[self.outs[j] as usize]),
+                })
+            })
+            .collect();
+        outs.push(b.add(u8n(Kind::Binary(Bin::Or, fa, fb))));
+        let mut params = self.params.clone();
+        params.push(0);
+        let mut types = self.types.clone();
+        types.push(ScalarType::U8);
+        Combiner {
+            types,
+            nodes: b.nodes,
+            outs,
+            stored: self.stored,
+            segmented: true,
+            params,
+        }
+    }
+
+    /// The closure `(x, flag) -> flag != 0 ? init ⊕ x : x` over an item and a `u8` flag
+    /// (`init` as compute bits): each segment's first item combined with `init`.
+    pub fn head_transform(&self, init: &[u64]) -> Traced {
+        let k = self.types.len();
+        let mut b = Builder::default();
+        let xs: Vec<u32> = (0..k)
+            .map(|j| {
+                b.add(Node {
+                    ty: self.types[j],
+                    kind: Kind::Arg(j as u8),
+                })
+            })
+            .collect();
+        let flag = b.add(Node {
+            ty: ScalarType::U8,
+            kind: Kind::Arg(k as u8),
+        });
+        let mut params = Vec::new();
+        let mut param = |b: &mut Builder, ty: ScalarType, bits: u64| {
+            params.push(bits);
+            b.add(Node {
+                ty,
+                kind: Kind::Param(params.len() as u32 - 1),
+            })
+        };
+        let inits: Vec<u32> = (0..k)
+            .map(|j| param(&mut b, self.types[j], init[j]))
+            .collect();
+        let mut map = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let new = match n.kind {
+                Kind::Arg(j) if (j as usize) < k => inits[j as usize],
+                Kind::Arg(j) => xs[j as usize - k],
+                Kind::Param(p) => param(&mut b, n.ty, self.params[p as usize]),
+                _ => b.add(n.remap(|o| map[o as usize])),
+            };
+            map.push(new);
+        }
+        let zero = param(&mut b, ScalarType::U8, 0);
+        let head = b.add(Node {
+            ty: ScalarType::U8,
+            kind: Kind::Cmp(Cmp::Ne, flag, zero),
+        });
+        let outs = (0..k)
+            .map(|j| {
+                b.add(Node {
+                    ty: self.types[j],
+                    kind: Kind::Select(head, map[self.outs[j] as usize], xs[j]),
+                })
+            })
+            .collect();
+        Traced {
+            nodes: b.nodes,
+            outs,
+            params,
+        }
+    }
+
+    /// `a ⊕ b` on the host, items as compute values, a computed float NaN made canonical (as
+    /// on the GPU) where `canon`; `scratch` has the nodes' length.
+    pub fn apply(&self, a: &[Val], b: &[Val], scratch: &mut [Val], canon: bool) -> Vec<Val> {
+        let k = self.types.len();
+        let leaf = |n: &Node| match n.kind {
+            Kind::Arg(j) if (j as usize) < k => a[j as usize],
+            Kind::Arg(j) => b[j as usize - k],
+            Kind::Param(p) => Val::from_compute_bits(n.ty, self.params[p as usize]),
+            _ => Val::U8(0),
+        };
+        if self.nodes.is_empty() {
+            return a.to_vec();
+        }
+        eval(&self.nodes, self.outs[0], scratch, leaf);
+        self.outs
+            .iter()
+            .map(|&o| {
+                let v = scratch[o as usize];
+                if !canon || matches!(self.nodes[o as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
+                    v
+                } else {
+                    canonical(v)
+                }
+            })
+            .collect()
+    }
+
+    /// Scratch for `apply`.
+    pub fn scratch(&self) -> Vec<Val> {
+        vec![Val::U8(0); self.nodes.len()]
+    }
+}
+
+/// An item's components as compute values, from stored bits.
+pub(crate) fn load_item(types: &[ScalarType], bits: &[u64]) -> Vec<Val> {
+    types
+        .iter()
+        .zip(bits)
+        .map(|(&t, &b)| Val::load(t, b))
+        .collect()
+}
+
+/// An item's stored bits from compute values.
+pub(crate) fn store_item(types: &[ScalarType], vals: &[Val]) -> Vec<u64> {
+    types.iter().zip(vals).map(|(&t, v)| v.store(t)).collect()
+}
+
+/// An item's components as compute values, from compute bits.
+pub(crate) fn load_compute(types: &[ScalarType], bits: &[u64]) -> Vec<Val> {
+    types
+        .iter()
+        .zip(bits)
+        .map(|(&t, &b)| Val::from_compute_bits(t, b))
+        .collect()
+}
