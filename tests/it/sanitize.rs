@@ -172,3 +172,49 @@ fn lazy_sources_once() {
     assert_eq!(sorted, w);
     assert_eq!(lazy.reduce(Op::Max).unwrap(), *want.iter().max().unwrap());
 }
+
+/// The custom-operator kernels once each: the chunk totals with their last-block fold (reduce)
+/// and their prefixes (scan), and the three scan modes, on a non-commutative pair operator over
+/// more chunks than one block folds at a time.
+#[test]
+fn custom_operators_once() {
+    let n = 300_001usize;
+    let mut r = Rng::new("sanitize custom");
+    let xs: Vec<(u32, u32)> = (0..n)
+        .map(|_| (r.next() as u32 | 1, r.next() as u32))
+        .collect();
+    let s = DeviceSeq::from_slice(&dev(), &xs).unwrap();
+    // Affine maps x -> a x + b composed in order (wrapping).
+    let f =
+        |(a1, b1): (devseq::Expr<u32>, devseq::Expr<u32>),
+         (a2, b2): (devseq::Expr<u32>, devseq::Expr<u32>)| { (a1 * a2, b1 * a2 + b2) };
+    let h = |(a1, b1): (u32, u32), (a2, b2): (u32, u32)| {
+        (a1.wrapping_mul(a2), b1.wrapping_mul(a2).wrapping_add(b2))
+    };
+    let mut want = Vec::with_capacity(n);
+    let mut acc = xs[0];
+    want.push(acc);
+    for &x in &xs[1..] {
+        acc = h(acc, x);
+        want.push(acc);
+    }
+    assert_eq!(s.reduce_with(f).unwrap(), Some(acc));
+    assert_eq!(s.inclusive_scan_with(f).unwrap().to_vec().unwrap(), want);
+    let ex = s.exclusive_scan_with((1, 0), f).unwrap().to_vec().unwrap();
+    assert_eq!(ex[0], (1, 0));
+    assert_eq!(&ex[1..], &want[..n - 1]);
+    let flags: Vec<u8> = (0..n).map(|i| (i % 1000 == 7) as u8).collect();
+    let seg = s
+        .segmented_exclusive_scan_with(&upload(&flags), (1, 0), f)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut q = (1u32, 0u32);
+    for i in 0..n {
+        if i == 0 || flags[i] != 0 {
+            q = (1, 0);
+        }
+        assert_eq!(seg[i], q, "segmented exclusive at {i}");
+        q = h(q, xs[i]);
+    }
+}
