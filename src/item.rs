@@ -469,10 +469,9 @@ pub(crate) fn float_max<F: PartialOrd + Copy>(a: F, b: F) -> F {
     }
 }
 
-macro_rules! element_plain {
-    ($($t:ty => $tag:ident, $bits:ty, $kind:ident);* $(;)?) => {$(
-        impl sealed::Sealed for $t {}
-        impl $kind for $t {}
+/// An element as an item: one component, its column's bytes the elements themselves.
+macro_rules! element_item {
+    ($t:ty => $tag:ident) => {
         impl Item for $t {
             type Exprs = Expr<$t>;
             const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
@@ -497,6 +496,14 @@ macro_rules! element_plain {
                 Ok(v)
             }
         }
+    };
+}
+
+macro_rules! element_plain {
+    ($($t:ty => $tag:ident, $bits:ty, $kind:ident);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl $kind for $t {}
+        element_item!($t => $tag);
         impl Element for $t {
             const TYPE: ScalarType = ScalarType::$tag;
             type Compute = $t;
@@ -542,30 +549,7 @@ macro_rules! element_half {
     ($($t:ty => $tag:ident);*) => {$(
         impl sealed::Sealed for $t {}
         impl Float for $t {}
-        impl Item for $t {
-            type Exprs = Expr<$t>;
-            const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
-            fn item_bits(&self) -> [u64; 4] {
-                [Element::to_bits(*self), 0, 0, 0]
-            }
-            fn from_item_bits(bits: &[u64]) -> Self {
-                <Self as Element>::from_bits(bits[0])
-            }
-            fn put_components(
-                items: &[Self],
-                put: &mut dyn FnMut(usize, &[u8]) -> crate::Result<()>,
-            ) -> crate::Result<()> {
-                put(0, bytemuck::cast_slice(items))
-            }
-            fn get_components(
-                n: usize,
-                get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
-            ) -> crate::Result<Vec<Self>> {
-                let mut v = vec![<$t>::default(); n];
-                get(0, bytemuck::cast_slice_mut(&mut v))?;
-                Ok(v)
-            }
-        }
+        element_item!($t => $tag);
         impl Element for $t {
             const TYPE: ScalarType = ScalarType::$tag;
             type Compute = f32;

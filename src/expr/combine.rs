@@ -117,7 +117,6 @@ impl Combiner {
     pub fn segmented(&self) -> Combiner {
         let k = self.types.len();
         let mut b = Builder::default();
-        let mut map = Vec::with_capacity(self.nodes.len());
         // Arguments: a's k components and its flag, then b's.
         let arg = |b: &mut Builder, j: usize, ty: ScalarType| {
             b.add(Node {
@@ -131,14 +130,7 @@ impl Combiner {
             .map(|j| arg(&mut b, k + 1 + j, self.types[j]))
             .collect();
         let fb = arg(&mut b, 2 * k + 1, ScalarType::U8);
-        for n in &self.nodes {
-            let new = match n.kind {
-                Kind::Arg(j) if (j as usize) < k => a_args[j as usize],
-                Kind::Arg(j) => b_args[j as usize - k],
-                _ => b.add(n.remap(|o| map[o as usize])),
-            };
-            map.push(new);
-        }
+        let map = self.copy_into(&mut b, &a_args, &b_args, |b, n| b.add(*n));
         let u8n = |kind| Node {
             ty: ScalarType::U8,
             kind,
@@ -197,16 +189,10 @@ impl Combiner {
         let inits: Vec<u32> = (0..k)
             .map(|j| param(&mut b, self.types[j], init[j]))
             .collect();
-        let mut map = Vec::with_capacity(self.nodes.len());
-        for n in &self.nodes {
-            let new = match n.kind {
-                Kind::Arg(j) if (j as usize) < k => inits[j as usize],
-                Kind::Arg(j) => xs[j as usize - k],
-                Kind::Param(p) => param(&mut b, n.ty, self.params[p as usize]),
-                _ => b.add(n.remap(|o| map[o as usize])),
-            };
-            map.push(new);
-        }
+        let map = self.copy_into(&mut b, &inits, &xs, |b, n| match n.kind {
+            Kind::Param(p) => param(b, n.ty, self.params[p as usize]),
+            _ => b.add(*n),
+        });
         let zero = param(&mut b, ScalarType::U8, 0);
         let head = b.add(Node {
             ty: ScalarType::U8,
@@ -225,6 +211,30 @@ impl Combiner {
             outs,
             params,
         }
+    }
+
+    /// Copies the combiner's nodes into `b`, its left operand's components read from nodes
+    /// `left` and its right operand's from `right`; `param` adds a `Param` leaf (or keeps its
+    /// number). Returns the new node of each old one.
+    fn copy_into(
+        &self,
+        b: &mut Builder,
+        left: &[u32],
+        right: &[u32],
+        mut param: impl FnMut(&mut Builder, &Node) -> u32,
+    ) -> Vec<u32> {
+        let k = left.len();
+        let mut map: Vec<u32> = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let new = match n.kind {
+                Kind::Arg(j) if (j as usize) < k => left[j as usize],
+                Kind::Arg(j) => right[j as usize - k],
+                Kind::Param(_) => param(b, n),
+                _ => b.add(n.remap(|o| map[o as usize])),
+            };
+            map.push(new);
+        }
+        map
     }
 
     /// `a ⊕ b` on the host, items as compute values, a computed float NaN made canonical (as

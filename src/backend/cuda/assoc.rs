@@ -224,7 +224,6 @@ fn setup<'a>(gpu: &Gpu, srcs: &'a [Source], c: &Combiner, init: &[u64]) -> Resul
         done: gpu.counter(counter::DONE),
         consts: consts.ptr(),
         init: consts.ptr().add(8 * c.params.len()),
-        excl: !init.is_empty() as u32,
         ..Default::default()
     };
     Ok(Setup {
@@ -277,7 +276,7 @@ pub(crate) fn scan(
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
     let mut s = setup(gpu, srcs, c, &init)?;
-    s.params.excl = excl as u32;
+    s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
         .map(|j| Buffer::new(gpu, n * c.types[j].size()))
