@@ -24,10 +24,10 @@ fn mapped<R: Item>(
 impl<T: Item> DeviceSeq<T> {
     /// `out[i] = f(self[i])`.
     ///
-    /// `f` is called once, on the host, with an [`Expr`] standing for the element (for a tuple
+    /// `f` is called once, on the host, with an [`Expr`](crate::Expr) standing for the element (for a tuple
     /// item, a tuple of them: `|(a, b)| ...`); what it returns (an `Expr`, or a tuple of them,
     /// which makes a sequence of tuples) is compiled for the device (NVRTC, cached in memory and
-    /// on disk) or interpreted by the host backend, with the semantics [`Expr`] describes.
+    /// on disk) or interpreted by the host backend, with the semantics [`Expr`](crate::Expr) describes.
     ///
     /// The result is lazy: nothing runs until an operation reads it, and that operation
     /// evaluates `f` inside its own kernel (`xs.map(|x| x * x)?.reduce(Op::Add)` reads `xs`
