@@ -41,11 +41,14 @@ mod backend;
 mod device;
 mod error;
 mod expr;
+mod fault;
 mod item;
 mod op;
 mod random;
 mod seq;
 mod source;
+#[doc(hidden)]
+pub mod testing;
 
 pub use device::Device;
 pub use error::{Error, Result};

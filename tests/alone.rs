@@ -252,3 +252,293 @@ fn distinct_constants_compile_once_per_shape() {
         "rounds after the first built kernels: {built:?}"
     );
 }
+
+/// A pipeline through every primitive (lazy inputs included), reduced to checksums: what the
+/// fault test runs with one allocation or one launch failing at a time.
+fn every_primitive(
+    xs: &DeviceSeq<u32>,
+    fs: &DeviceSeq<f32>,
+    idx: &DeviceSeq<u32>,
+) -> devseq::Result<Vec<u64>> {
+    let dev = xs.device();
+    let n = xs.len();
+    let sum = |s: &DeviceSeq<u32>| -> devseq::Result<u64> { s.cast::<u64>()?.reduce(Op::Add) };
+    let mut out = Vec::new();
+    let sq = xs.map(|x| x * 3 + 1)?;
+    out.push(sq.reduce(Op::Add)? as u64);
+    out.push(xs.fold(7, Op::Max)? as u64);
+    out.push(fs.reduce(Op::Add)?.to_bits() as u64);
+    out.push(sum(&sq.inclusive_scan(Op::Add)?)?);
+    out.push(sum(&xs.exclusive_scan(1, Op::BitXor)?)?);
+    let keys = xs.map(|x| x % 17)?.copy()?.sort()?;
+    let flags = keys.head_flags()?;
+    out.push(sum(&xs.segmented_inclusive_scan(&flags, Op::Add)?)?);
+    out.push(sum(&xs.segmented_exclusive_scan(&flags, 0, Op::Add)?)?);
+    out.push(sum(&xs.segmented_reduce(&flags, Op::Max)?)?);
+    out.push(sum(&xs.compact(&flags)?)?);
+    out.push(sum(&flags.nonzero_indices::<u32>()?)?);
+    out.push(sum(&xs.gather(idx)?)?);
+    let base = DeviceSeq::<u32>::filled(dev, 5, n / 2 + 1)?;
+    let half = idx.map(|i| i / 2)?;
+    out.push(sum(&xs.scatter(
+        &xs.argsort::<u32>()?.map(|i| i / 2)?.copy()?,
+        &base,
+    )?)?);
+    out.push(sum(&xs.scatter_combine(&half, &base, Op::Add)?)?);
+    let (k2, v2) = keys.sort_pairs(xs)?;
+    out.push(sum(&k2)? ^ sum(&v2)?);
+    out.push(sum(&xs.argsort::<u32>()?)?);
+    out.push(xs.histogram(16, 0, 1 << 20)?.reduce(Op::Add)?);
+    out.push(sum(&keys.dedup()?)?);
+    let (rk, rl) = keys.run_lengths()?;
+    out.push(sum(&rk)? + rl.reduce(Op::Add)?);
+    let (bk, bv) = keys.reduce_by_key(xs, Op::Add)?;
+    out.push(sum(&bk)? ^ sum(&bv)?);
+    out.push(xs.reduce_with(|a, b| a.min(b))?.unwrap_or(0) as u64);
+    out.push(fs.reduce_with(|a, b| a * 0.5 + b)?.unwrap_or(0.0).to_bits() as u64);
+    out.push(
+        fs.inclusive_scan_with(|a, b| a.max(b))?
+            .reduce(Op::Add)?
+            .to_bits() as u64,
+    );
+    out.push(fs.argmax()?.unwrap_or(0) as u64);
+    out.push(sum(
+        &xs.scatter_combine_with(&half, &base, |a, b| a * 3 + b)?
+    )?);
+    let r = DeviceSeq::<u32>::random_bits(dev, n, 9)?;
+    out.push(sum(&r.gather(idx)?)?);
+    out.push(xs.to_vec()?.iter().map(|&x| x as u64).sum());
+    Ok(out)
+}
+
+/// Every allocation, then every kernel launch, of a pipeline through every primitive fails
+/// in turn (k = 1, 2, ... until the pipeline succeeds): each failure is a typed error, the
+/// inputs are unchanged, no memory leaks, and the device goes on working.
+#[test]
+fn every_allocation_and_launch_may_fail() {
+    let _alone = alone();
+    let d = dev();
+    let n = 3001usize;
+    let xv: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 12)
+        .collect();
+    let fv: Vec<f32> = xv
+        .iter()
+        .map(|&x| (x % 1000) as f32 * 0.25 - 50.0)
+        .collect();
+    let iv: Vec<u32> = (0..n as u32).map(|i| (i * 7919) % n as u32).collect();
+    let xs = DeviceSeq::from_slice(&d, &xv).unwrap();
+    let fs = DeviceSeq::from_slice(&d, &fv).unwrap();
+    let idx = DeviceSeq::from_slice(&d, &iv).unwrap();
+    let want = every_primitive(&xs, &fs, &idx).unwrap();
+    d.synchronize().unwrap();
+    let base = d.memory_in_use();
+    type Arm = fn(u64);
+    type Fired = fn() -> bool;
+    let kinds: [(&str, Arm, Fired); 2] = [
+        (
+            "allocation",
+            devseq::testing::fail_nth_allocation,
+            devseq::testing::allocation_fault_fired,
+        ),
+        (
+            "launch",
+            devseq::testing::fail_nth_launch,
+            devseq::testing::launch_fault_fired,
+        ),
+    ];
+    for (what, arm, fired) in kinds {
+        let mut k = 1u64;
+        loop {
+            arm(k);
+            let got = every_primitive(&xs, &fs, &idx);
+            let hit = fired();
+            arm(0);
+            match got {
+                Ok(v) => {
+                    assert!(
+                        !hit,
+                        "{what} {k}: the fault fired but the pipeline succeeded"
+                    );
+                    assert_eq!(v, want, "{what} {k}: a wrong result after no fault");
+                    break;
+                }
+                Err(e) => {
+                    assert!(hit, "{what} {k}: failed without the fault: {e}");
+                    match (what, &e) {
+                        ("allocation", devseq::Error::OutOfMemory { .. }) => {}
+                        ("launch", devseq::Error::Cuda(m)) if m.contains("injected") => {}
+                        _ => panic!("{what} {k}: not the injected error: {e:?}"),
+                    }
+                }
+            }
+            d.synchronize().unwrap();
+            assert_eq!(d.memory_in_use(), base, "{what} {k}: memory leaked");
+            assert_eq!(xs.to_vec().unwrap(), xv, "{what} {k}: input changed");
+            assert_eq!(fs.to_vec().unwrap(), fv, "{what} {k}: input changed");
+            assert_eq!(idx.to_vec().unwrap(), iv, "{what} {k}: input changed");
+            assert_eq!(
+                xs.map(|x| x ^ 1).unwrap().reduce(Op::BitXor).unwrap(),
+                xv.iter().fold(0, |a, &x| a ^ x ^ 1),
+                "{what} {k}: the device stopped working"
+            );
+            k += 1;
+            assert!(k < 10_000, "{what}: no end to the faults");
+        }
+        eprintln!(
+            "{what} faults: the pipeline succeeded after {} failures",
+            k - 1
+        );
+        if what == "allocation" || d.is_cuda() {
+            assert!(k > 20, "{what}: only {} points of failure", k - 1);
+        }
+    }
+}
+
+/// What a child process of the cache tests runs (`DEVSEQ_TEST_CHILD` says which), ignored in
+/// ordinary runs: 16 threads that build the same kernels and one kernel shape each, checking
+/// every result against the host backend bitwise.
+#[test]
+#[ignore = "run by the cache tests in child processes"]
+fn child_process_entry() {
+    let Ok(role) = std::env::var("DEVSEQ_TEST_CHILD") else {
+        panic!("run only as a child of the cache tests");
+    };
+    let threads = if role == "stress" { 16 } else { 1 };
+    let d = Device::auto().unwrap();
+    let h = Device::host();
+    let xv: Vec<f32> = (0..20_000)
+        .map(|i| (i % 977) as f32 * 0.125 - 60.0)
+        .collect();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (d, h, xv) = (&d, &h, &xv);
+            s.spawn(move || {
+                // The shared kernels, then a shape of this thread's own: t + 1 steps.
+                let run = |dev: &Device| -> (f32, Vec<f32>) {
+                    let xs = DeviceSeq::from_slice(dev, xv).unwrap();
+                    let shared = xs.map(|x| x * 2.0 + 1.0).unwrap().reduce(Op::Add).unwrap();
+                    let own = xs
+                        .map(move |x| (0..=t).fold(x, |y, k| y * 0.5 + k as f32))
+                        .unwrap()
+                        .inclusive_scan(Op::Max)
+                        .unwrap()
+                        .to_vec()
+                        .unwrap();
+                    (shared, own)
+                };
+                let (a, b) = (run(d), run(h));
+                assert_eq!(a.0.to_bits(), b.0.to_bits(), "thread {t}: shared kernel");
+                assert!(
+                    a.1.iter()
+                        .zip(&b.1)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "thread {t}: own kernel"
+                );
+            });
+        }
+    });
+}
+
+/// Runs `n` children of this test binary at once against the cache directory `dir`; returns
+/// their standard error.
+fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
+    let exe = std::env::current_exe().unwrap();
+    let kids: Vec<_> = (0..n)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args(["--ignored", "--exact", "child_process_entry", "--nocapture"])
+                .env("DEVSEQ_TEST_CHILD", role)
+                .env("DEVSEQ_CACHE_DIR", dir)
+                .env("DEVSEQ_LOG", "1")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    kids.into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let out = k.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(
+                out.status.success(),
+                "child {i} ({role}) failed: {}\n{err}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            err
+        })
+        .collect()
+}
+
+/// A fresh, private cache directory for one test.
+fn cold_cache(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("devseq-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(&dir).unwrap();
+    dir
+}
+
+/// 8 processes of 16 threads each build the same kernels and 16 shapes of their own against
+/// one cold cache directory at once: every result is right and every entry left verifies.
+#[test]
+fn many_processes_share_one_cold_cache() {
+    let _alone = alone();
+    let dir = cold_cache("stress");
+    children("stress", 8, &dir);
+    let (ok, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
+    assert!(bad.is_empty(), "entries that do not verify: {bad:?}");
+    eprintln!("{ok} cache entries, all verified");
+    if dev().is_cuda() {
+        // The shared map-reduce and 16 map-scan shapes at least.
+        assert!(ok >= 17, "only {ok} entries");
+    } else {
+        assert_eq!(ok, 0, "the host backend compiles nothing");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One byte flipped at several offsets of real cache entries: the next process does not use
+/// the entry, compiles the kernel again, rewrites the entry and gets the right results.
+#[test]
+fn flipped_cache_bytes_are_recompiled() {
+    let _alone = alone();
+    let dir = cold_cache("flip");
+    children("flip", 1, &dir);
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    if !dev().is_cuda() {
+        assert!(entries.is_empty(), "the host backend compiles nothing");
+        eprintln!("no cache entries on the host backend: the flips need a GPU");
+        return;
+    }
+    assert!(!entries.is_empty());
+    let len = std::fs::metadata(&entries[0]).unwrap().len() as usize;
+    for off in [0, 3, 4, 20, 40, 44, len / 2, len - 33, len - 1] {
+        let before = std::fs::read(&entries[0]).unwrap();
+        let mut bad = before.clone();
+        bad[off] ^= 0x10;
+        std::fs::write(&entries[0], &bad).unwrap();
+        let log = children("flip", 1, &dir).concat();
+        assert!(
+            log.contains("not used (checksum mismatch); compiling again"),
+            "offset {off}: the flipped entry was not noticed:\n{log}"
+        );
+        let after = std::fs::read(&entries[0]).unwrap();
+        assert_ne!(after, bad, "offset {off}: the entry was not rewritten");
+        let (_, left) = devseq::testing::verify_cache_dir(&dir).unwrap();
+        assert!(left.is_empty(), "offset {off}: {left:?}");
+        if after != before {
+            eprintln!("offset {off}: NVRTC wrote a different image the second time");
+        }
+    }
+    let (_, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,7 +11,7 @@ use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
 use super::map::materialize;
-use super::mem::{Buffer, Mailbox, Ptr};
+use super::mem::{Buffer, Held, Mailbox, Ptr};
 use super::sort::{index_error, sort_by_index};
 use super::tuning;
 use crate::error::{Error, Result};
@@ -97,7 +97,7 @@ fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64
 }
 
 /// Waits for the kernel and turns a position noted in `err` into `IndexOutOfBounds`.
-fn check_error(gpu: &Gpu, err: Mailbox, idx: &Source, len: usize) -> Result<()> {
+fn check_error(gpu: &Gpu, err: Held<'_>, idx: &Source, len: usize) -> Result<()> {
     match gpu.take_error(err)? {
         None => Ok(()),
         Some(pos) => Err(index_error(gpu, idx, pos, len)?),
@@ -185,7 +185,7 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
         }
     }
     let err = gpu.mailbox()?;
-    scatter_into(gpu, vals, idx, out.ptr(), len, Some(err))?;
+    scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
     check_error(gpu, err, idx, len)?;
     Ok(out)
 }

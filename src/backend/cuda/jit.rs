@@ -9,6 +9,7 @@
 //! NVRTC is called through cudarc's raw bindings: its safe layer has no headers, name
 //! expressions or CUBIN output.
 
+use super::disk_cache;
 use super::gpu::{DriverResult, nvrtc_present};
 use super::key::KernelKey;
 use super::source;
@@ -118,20 +119,6 @@ fn nvrtc_check(r: nv::nvrtcResult, call: &str) -> Result<()> {
     Err(Error::Cuda(format!("{call}: {msg}")))
 }
 
-/// 128-bit FNV-1a, stable across Rust versions (the disk cache's key).
-fn fnv128(parts: &[&[u8]]) -> u128 {
-    let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
-    for p in parts {
-        for &b in *p {
-            h ^= b as u128;
-            h = h.wrapping_mul(0x0000000001000000000000000000013B);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000000001000000000000000000013B);
-    }
-    h
-}
-
 /// `DEVSEQ_CACHE_DIR`, else `$XDG_CACHE_HOME/devseq`, else `~/.cache/devseq`.
 fn cache_dir() -> Option<PathBuf> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
@@ -202,7 +189,15 @@ impl Jit {
             target,
             version: (major, minor),
             options: options(&name),
-            cache_dir: cache_dir(),
+            cache_dir: cache_dir().and_then(|d| match disk_cache::prepare_dir(&d) {
+                Ok(()) => Some(d),
+                Err(why) => {
+                    if log_enabled() {
+                        eprintln!("devseq: the disk cache is not used: {why}");
+                    }
+                    None
+                }
+            }),
             kernels: Mutex::new(HashMap::new()),
         });
         all.push((ctx.ordinal(), jit.clone()));
@@ -232,12 +227,7 @@ impl Jit {
         BUILT.fetch_add(1, Ordering::Relaxed);
         let t0 = Instant::now();
         let version = format!("{}.{}", self.version.0, self.version.1);
-        let mut parts: Vec<&[u8]> = vec![
-            b"devseq-jit-2",
-            source.as_bytes(),
-            expr.as_bytes(),
-            version.as_bytes(),
-        ];
+        let mut parts: Vec<&[u8]> = vec![source.as_bytes(), expr.as_bytes(), version.as_bytes()];
         for o in &self.options {
             parts.push(o.as_bytes());
         }
@@ -245,27 +235,44 @@ impl Jit {
             parts.push(name.as_bytes());
             parts.push(text.as_bytes());
         }
-        let hash = fnv128(&parts);
+        let key = disk_cache::key(&parts);
         let path = self
             .cache_dir
             .as_ref()
-            .map(|d| d.join(format!("{hash:032x}.bin")));
-        if let Some(p) = &path
-            && let Some((lowered, image)) = read_cache(p)
-            && let Ok(k) = self.load(image, &lowered, expr)
-        {
-            if log_enabled() {
-                eprintln!(
-                    "devseq: {expr}: loaded from the disk cache in {:.1} ms",
-                    t0.elapsed().as_secs_f64() * 1e3
-                );
+            .map(|d| disk_cache::entry_path(d, &key));
+        if let Some(p) = &path {
+            match disk_cache::read(p, &key) {
+                Ok((lowered, image)) => match self.load(image, &lowered, expr) {
+                    Ok(k) => {
+                        if log_enabled() {
+                            eprintln!(
+                                "devseq: {expr}: loaded from the disk cache in {:.1} ms",
+                                t0.elapsed().as_secs_f64() * 1e3
+                            );
+                        }
+                        return Ok(k);
+                    }
+                    Err(e) if log_enabled() => {
+                        eprintln!(
+                            "devseq: {}: did not load ({e}); compiling again",
+                            p.display()
+                        )
+                    }
+                    Err(_) => {}
+                },
+                Err(disk_cache::Reject::Missing) => {}
+                Err(why) if log_enabled() => eprintln!(
+                    "devseq: {}: not used ({}); compiling again",
+                    p.display(),
+                    why.reason()
+                ),
+                Err(_) => {}
             }
-            return Ok(k);
         }
         let (lowered, image, _) = compile(source, expr, &self.options, &self.target)?;
         let t1 = Instant::now();
         if let Some(p) = &path {
-            write_cache(p, &lowered, &image);
+            disk_cache::write(p, &key, &lowered, &image);
         }
         let k = self.load(image, &lowered, expr)?;
         if log_enabled() {
@@ -414,45 +421,4 @@ fn options(arch: &str) -> Vec<String> {
         "--fmad=false".to_string(),
         "-DNDEBUG".to_string(),
     ]
-}
-
-const MAGIC: &[u8; 4] = b"DSQ1";
-
-fn read_cache(path: &PathBuf) -> Option<(String, Vec<u8>)> {
-    let data = std::fs::read(path).ok()?;
-    if data.len() < 8 || &data[..4] != MAGIC {
-        return None;
-    }
-    let n = u32::from_le_bytes(data[4..8].try_into().ok()?) as usize;
-    let name = String::from_utf8(data.get(8..8 + n)?.to_vec()).ok()?;
-    Some((name, data[8 + n..].to_vec()))
-}
-
-/// Writes the cache entry through a temporary file and a rename, so a reader never sees half
-/// of one; failures only cost a recompilation later.
-fn write_cache(path: &PathBuf, lowered: &str, image: &[u8]) {
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let mut data = Vec::with_capacity(8 + lowered.len() + image.len());
-    data.extend_from_slice(MAGIC);
-    data.extend_from_slice(&(lowered.len() as u32).to_le_bytes());
-    data.extend_from_slice(lowered.as_bytes());
-    data.extend_from_slice(image);
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, &data).is_ok() && std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fnv_separates_parts() {
-        assert_ne!(fnv128(&[b"ab", b"c"]), fnv128(&[b"a", b"bc"]));
-        assert_eq!(fnv128(&[b"x"]), fnv128(&[b"x"]));
-    }
 }

@@ -141,6 +141,12 @@ impl<P: KernelParams> Bound<'_, P> {
                 self.kernel.name
             )));
         }
+        if crate::fault::launch() {
+            return Err(Error::Cuda(format!(
+                "cuLaunchKernel: {}: an injected fault",
+                self.kernel.name
+            )));
+        }
         let k = &self.kernel;
         if smem > 0 && k.smem_limit.load(Ordering::Relaxed) < smem {
             k.func

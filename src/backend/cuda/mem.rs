@@ -115,6 +115,9 @@ pub(crate) struct Buffer {
 impl Buffer {
     /// `bytes` of uninitialized device memory.
     pub fn new(gpu: &Gpu, bytes: usize) -> Result<Buffer> {
+        if crate::fault::allocation() {
+            return Err(Error::OutOfMemory { bytes });
+        }
         let slice = if bytes == 0 {
             None
         } else {
@@ -387,6 +390,45 @@ struct MailState {
 
 const BOXES: usize = 512;
 
+/// A mailbox lent out by `Gpu::mailbox`.
+pub(crate) struct Held<'g> {
+    gpu: &'g Gpu,
+    m: Option<Mailbox>,
+}
+
+impl Held<'_> {
+    fn take(&mut self) -> Result<Mailbox> {
+        self.m
+            .take()
+            .ok_or_else(|| Error::Internal("a mailbox taken twice".into()))
+    }
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Mailbox;
+    fn deref(&self) -> &Mailbox {
+        // Only `take`, which consumes the guard's use, empties it.
+        self.m.as_ref().expect("a held mailbox")
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(m) = self.m.take() {
+            // Zero both words after the stream drains; where that fails the mailbox is
+            // left out of the pool rather than lent again dirty.
+            let clean = self
+                .gpu
+                .read_slot(m)
+                .and_then(|_| self.gpu.zero_word(m))
+                .and_then(|_| self.gpu.synchronize());
+            if clean.is_ok() {
+                let _ = self.gpu.give_back(m);
+            }
+        }
+    }
+}
+
 impl Gpu {
     fn mail(&self) -> Result<std::sync::MutexGuard<'_, MailState>> {
         self.mail
@@ -396,7 +438,9 @@ impl Gpu {
     }
 
     /// A mailbox of zeroed words; give it back with `take_error`, `take_word` or `take_slot`.
-    pub fn mailbox(&self) -> Result<Mailbox> {
+    /// One dropped untaken (an error between its launch and its reading) is zeroed again once
+    /// the stream drains and goes back to the pool.
+    pub fn mailbox(&self) -> Result<Held<'_>> {
         let mut st = self.mail()?;
         if st.free.is_empty() {
             let words = Raw::zeroed(&self.stream, BOXES * 8)?;
@@ -411,9 +455,14 @@ impl Gpu {
             }));
             st.chunks.push((words, slots));
         }
-        st.free
+        let m = st
+            .free
             .pop()
-            .ok_or_else(|| Error::Internal("no mailbox".into()))
+            .ok_or_else(|| Error::Internal("no mailbox".into()))?;
+        Ok(Held {
+            gpu: self,
+            m: Some(m),
+        })
     }
 
     /// Waits for the stream, reads `m`'s host slot and zeroes it.
@@ -443,7 +492,8 @@ impl Gpu {
 
     /// Waits for the stream and returns the position noted in `m`'s word, if any (the kernel
     /// also set the host slot); the mailbox is zeroed again and goes back to the pool.
-    pub fn take_error(&self, m: Mailbox) -> Result<Option<u64>> {
+    pub fn take_error(&self, mut h: Held<'_>) -> Result<Option<u64>> {
+        let m = h.take()?;
         let pos = if self.read_slot(m)? == 0 {
             None
         } else {
@@ -457,7 +507,8 @@ impl Gpu {
 
     /// Waits for the stream and returns the value of `m`'s device word (kernels may count
     /// into one); the mailbox is zeroed again and goes back to the pool.
-    pub fn take_word(&self, m: Mailbox) -> Result<u64> {
+    pub fn take_word(&self, mut h: Held<'_>) -> Result<u64> {
+        let m = h.take()?;
         let w = self.read_u64(m.word)?;
         if w != 0 {
             self.zero_word(m)?;
@@ -468,7 +519,8 @@ impl Gpu {
 
     /// Waits for the stream and returns the value of `m`'s host slot; the slot is zeroed
     /// again and the mailbox goes back to the pool (its device word must be zero by then).
-    pub fn take_slot(&self, m: Mailbox) -> Result<u64> {
+    pub fn take_slot(&self, mut h: Held<'_>) -> Result<u64> {
+        let m = h.take()?;
         let v = self.read_slot(m)?;
         self.give_back(m)?;
         Ok(v)

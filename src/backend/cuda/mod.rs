@@ -9,6 +9,7 @@
 mod assoc;
 mod combine;
 mod compact;
+pub(crate) mod disk_cache;
 mod gather;
 mod gpu;
 mod histogram;

@@ -125,15 +125,15 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
             Ok(out)
         })
         .collect::<Result<_>>()?;
-    Ok((0..k)
+    (0..k)
         .map(|j| {
             let bits = chunks.iter().flat_map(|ch| ch[j].iter().copied());
             stored_column(c.types[j], bits)
         })
-        .collect())
+        .collect()
 }
 
 /// A column of type `ty` from stored bits.
-fn stored_column(ty: ScalarType, bits: impl Iterator<Item = u64>) -> Column {
+fn stored_column(ty: ScalarType, bits: impl Iterator<Item = u64>) -> Result<Column> {
     with_type!(ty, T => column(bits.map(<T as Element>::from_bits).collect::<Vec<T>>()))
 }

@@ -126,17 +126,21 @@ impl Drop for HostStore {
     }
 }
 
-/// A stored column of `v`.
-pub(crate) fn column<T: Element>(v: Vec<T>) -> Column {
+/// A stored column of `v`: the host backend's allocation, where an injected fault
+/// (`crate::fault`) fails as a device allocation would.
+pub(crate) fn column<T: Element>(v: Vec<T>) -> Result<Column> {
     let len = v.len();
     let bytes = std::mem::size_of_val(v.as_slice());
+    if crate::fault::allocation() {
+        return Err(Error::OutOfMemory { bytes });
+    }
     let now = IN_USE.fetch_add(bytes, Ordering::Relaxed) + bytes;
     PEAK.fetch_max(now, Ordering::Relaxed);
     let store = HostStore {
         data: Box::new(v),
         bytes,
     };
-    Column::new(T::TYPE, Arc::new(store), len)
+    Ok(Column::new(T::TYPE, Arc::new(store), len))
 }
 
 /// The elements of a host column.
@@ -351,7 +355,7 @@ impl Backend for HostBackend {
         with_type!(ty, T => {
             let mut v = vec![T::default(); len];
             bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
-            Ok(column(v))
+            column(v)
         })
     }
 
@@ -367,7 +371,7 @@ impl Backend for HostBackend {
     }
 
     fn materialize(&self, src: &Source) -> Result<Column> {
-        with_type!(src.ty(), T => Ok(column(HostSrc::<T>::new(src)?.to_vec())))
+        with_type!(src.ty(), T => column(HostSrc::<T>::new(src)?.to_vec()))
     }
 
     fn reduce(&self, src: &Source, op: Op) -> Result<u64> {
@@ -379,34 +383,34 @@ impl Backend for HostBackend {
 
     fn reduce_to_column(&self, src: &Source, op: Op) -> Result<Column> {
         let bits = self.reduce(src, op)?;
-        with_type!(src.ty(), T => Ok(column(vec![<T as Element>::from_bits(bits)])))
+        with_type!(src.ty(), T => column(vec![<T as Element>::from_bits(bits)]))
     }
 
     fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column> {
-        with_type!(src.ty(), T => Ok(column(scan::scan(&HostSrc::<T>::new(src)?, op, init))))
+        with_type!(src.ty(), T => column(scan::scan(&HostSrc::<T>::new(src)?, op, init)))
     }
 
     fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column> {
         let f = HostSrc::<u8>::new(flags)?;
         with_type!(src.ty(), T => {
-            Ok(column(segment::scan(&HostSrc::<T>::new(src)?, &f, op, init)))
+            column(segment::scan(&HostSrc::<T>::new(src)?, &f, op, init))
         })
     }
 
     fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column> {
         let f = HostSrc::<u8>::new(flags)?;
         with_type!(src.ty(), T => {
-            Ok(column(segment::reduce(&HostSrc::<T>::new(src)?, &f, op)))
+            column(segment::reduce(&HostSrc::<T>::new(src)?, &f, op))
         })
     }
 
     fn head_flags(&self, src: &Source) -> Result<Column> {
-        with_type!(src.ty(), T => Ok(column(segment::head_flags(&HostSrc::<T>::new(src)?))))
+        with_type!(src.ty(), T => column(segment::head_flags(&HostSrc::<T>::new(src)?)))
     }
 
     fn compact(&self, src: &Source, flags: &Source) -> Result<Column> {
         let f = HostSrc::<u8>::new(flags)?;
-        with_type!(src.ty(), T => Ok(column(compact::compact(&HostSrc::<T>::new(src)?, &f))))
+        with_type!(src.ty(), T => column(compact::compact(&HostSrc::<T>::new(src)?, &f)))
     }
 
     fn gather(&self, src: &Source, idx: &Source) -> Result<Column> {
@@ -416,7 +420,7 @@ impl Backend for HostBackend {
                 ScalarType::U32 => gather::gather(&s, &HostSrc::<u32>::new(idx)?)?,
                 _ => gather::gather(&s, &HostSrc::<u64>::new(idx)?)?,
             };
-            Ok(column(v))
+            column(v)
         })
     }
 
@@ -427,7 +431,7 @@ impl Backend for HostBackend {
                 ScalarType::U32 => gather::scatter(&v, &HostSrc::<u32>::new(idx)?, &b)?,
                 _ => gather::scatter(&v, &HostSrc::<u64>::new(idx)?, &b)?,
             };
-            Ok(column(out))
+            column(out)
         })
     }
 
@@ -444,7 +448,7 @@ impl Backend for HostBackend {
                 ScalarType::U32 => combine::scatter_combine(&v, &HostSrc::<u32>::new(idx)?, &b, op)?,
                 _ => combine::scatter_combine(&v, &HostSrc::<u64>::new(idx)?, &b, op)?,
             };
-            Ok(column(out))
+            column(out)
         })
     }
 
@@ -456,10 +460,10 @@ impl Backend for HostBackend {
         let (k, order) = with_type!(keys.ty(), K => {
             let k = HostSrc::<K>::new(keys)?;
             match values {
-                None => return Ok((column(sort::sort(&k)), None)),
+                None => return Ok((column(sort::sort(&k))?, None)),
                 Some(_) => {
                     let (ks, order) = sort::sort_order(&k);
-                    (column(ks), order)
+                    (column(ks)?, order)
                 }
             }
         });
@@ -483,7 +487,7 @@ impl Backend for HostBackend {
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {
         with_type!(src.ty(), T => {
             let (lo, hi) = (T::from_compute_bits(lo), T::from_compute_bits(hi));
-            Ok(column(histogram::histogram(&HostSrc::<T>::new(src)?, bins, lo, hi)))
+            column(histogram::histogram(&HostSrc::<T>::new(src)?, bins, lo, hi))
         })
     }
 }
