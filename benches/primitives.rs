@@ -200,6 +200,23 @@ fn main() -> Result<()> {
                     .map(drop)
             })?;
         }
+        // Searching and merging: the peer's hay (the keys sorted), needles and halves.
+        {
+            let hay = keys.sort()?;
+            let needles = idx.map(|i| hash(i ^ 0x9e3779b9u32))?.copy()?;
+            b.run("lower_bound_u32", lg, 8.0, || {
+                hay.lower_bound::<u32>(&needles).map(drop)
+            })?;
+            let (lo, hi) = (keys.slice(..n / 2).sort()?, keys.slice(n / 2..).sort()?);
+            b.run("merge_u32", lg, 8.0, || lo.merge(&hi).map(drop))?;
+            // No peer line (CCCL 3.0.1 has no top-k; sort_descending is sort's twin).
+            if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
+                b.run("sort_descending_u32", lg, 8.0, || {
+                    keys.sort_descending().map(drop)
+                })?;
+                b.run("top_k_1024_f32", lg, 4.0, || f.top_k::<u32>(1024).map(drop))?;
+            }
+        }
         b.run("reduce_with_pairs_f32", lg, 4.0, || {
             f.map(|x| (x, x * x))?
                 .reduce_with(|(s, q), (t, r)| (s + t, q + r))

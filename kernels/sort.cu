@@ -8,53 +8,16 @@
 //     to their places, grouped by digit so that the writes coalesce.
 // The digits start at bit `lo` of the key: 0 for a sort; scatter partitions indices by their
 // top 8 bits alone (a stable sort on them).
-// Keys are moved as "ordered bits": signed integers with the sign bit flipped, floats in the
-// order of total_cmp (negative: all bits flipped; positive: sign bit set).
+// Keys are moved as "ordered bits" (block/order.cuh), complemented for a descending sort.
 #pragma once
 #include "block/source.cuh"
 #include "block/lookback.cuh"
+#include "block/order.cuh"
 
 namespace ds {
 
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
-
-template <class T> struct is_float_key { static constexpr bool value = false; };
-template <> struct is_float_key<f16> { static constexpr bool value = true; };
-template <> struct is_float_key<bf16> { static constexpr bool value = true; };
-template <> struct is_float_key<f32> { static constexpr bool value = true; };
-template <> struct is_float_key<f64> { static constexpr bool value = true; };
-template <class T> struct is_signed_key { static constexpr bool value = false; };
-template <> struct is_signed_key<i8> { static constexpr bool value = true; };
-template <> struct is_signed_key<i16> { static constexpr bool value = true; };
-template <> struct is_signed_key<i32> { static constexpr bool value = true; };
-template <> struct is_signed_key<i64> { static constexpr bool value = true; };
-
-template <class T> struct key_bits {
-  typedef typename word_of<sizeof(T)>::T U;
-  static constexpr U SIGN = (U)((U)1 << (sizeof(T) * 8 - 1));
-  static DS_DEV U raw(T x) {
-    U u;
-    memcpy(&u, &x, sizeof(T));
-    return u;
-  }
-  static DS_DEV T from_raw(U u) {
-    T x;
-    memcpy(&x, &u, sizeof(T));
-    return x;
-  }
-  // Ordered bits: unsigned comparison of them is the key order.
-  static DS_DEV U order(U b) {
-    if constexpr (is_float_key<T>::value) return (b & SIGN) ? (U)~b : (U)(b | SIGN);
-    else if constexpr (is_signed_key<T>::value) return (U)(b ^ SIGN);
-    else return b;
-  }
-  static DS_DEV U unorder(U b) {
-    if constexpr (is_float_key<T>::value) return (b & SIGN) ? (U)(b ^ SIGN) : (U)~b;
-    else if constexpr (is_signed_key<T>::value) return (U)(b ^ SIGN);
-    else return b;
-  }
-};
 
 // Flags of a pass in the plan.
 enum : u32 {
@@ -117,7 +80,7 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   __syncthreads();
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
-    const U b = KB::order(KB::raw(x));
+    const U b = (U)(KB::order(KB::raw(x)) ^ (U)p.flip);
     if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
@@ -273,7 +236,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     const u64 i = seg + (u64)j * WARP + lane;
     const bool valid = i < n;
     U b = (U)~(U)0;
-    if (valid) b = from_input ? KB::order(KB::raw(kin.at(i))) : KB::raw(ksrc[i]);
+    if (valid) b = from_input ? (U)(KB::order(KB::raw(kin.at(i))) ^ (U)p.flip) : KB::raw(ksrc[i]);
     key[j] = b;
     if constexpr (VMODE == 1) {
       val[j] = valid ? (from_input ? vin.at(i) : vsrc[i]) : V{};
@@ -373,7 +336,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     if (i < valid) {
       const U b = s_keys[i];
       const u64 dst = s_glob[digit(b)] + i;
-      kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
+      kdst[dst] = KB::from_raw(last ? KB::unorder((U)(b ^ (U)p.flip)) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }

@@ -82,12 +82,18 @@ pub(crate) trait Backend: Send + Sync {
     /// `base` with every `vals[i]` combined into `out[idx[i]]`, in order.
     fn scatter_combine(&self, vals: &Source, idx: &Source, base: &Source, op: Op)
     -> Result<Column>;
-    /// The keys sorted (stably, in the `total_cmp` order for floats), with their values.
+    /// The keys sorted (stably, in the `total_cmp` order for floats; ascending, or
+    /// descending), with their values.
     fn sort(
         &self,
         keys: &Source,
         values: Option<SortValues<'_>>,
+        descending: bool,
     ) -> Result<(Column, Option<Column>)>;
+    /// For each needle, the first position of the sorted `hay` whose element is `>=` it
+    /// (`>` where `upper`) in the `total_cmp` order, as indices of type `idx` (u32 or u64).
+    fn search(&self, hay: &Source, needles: &Source, upper: bool, idx: ScalarType)
+    -> Result<Column>;
     /// The combination by `c` of the `len > 0` items whose components are `srcs`, as compute
     /// bits, in order.
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>>;

@@ -76,6 +76,20 @@ pub(crate) fn print_nodes(
                 format!("(u8)({} {o} {} ? 1 : 0)", v(a), v(b))
             }
             Kind::Select(cnd, a, b) => format!("({} != 0 ? {} : {})", v(cnd), v(a), v(b)),
+            Kind::Bits(a) => {
+                // A computed NaN is made canonical first (its sign is not specified).
+                let o = &nodes[*a as usize];
+                let x = if o.kind.is_leaf() {
+                    v(a)
+                } else {
+                    format!("ds::canon({})", v(a))
+                };
+                match o.ty {
+                    ScalarType::F16 => format!("(u64)ds::f32_to_f16({x}).bits"),
+                    ScalarType::BF16 => format!("(u64)ds::f32_to_bf16({x}).bits"),
+                    t => format!("ds::to_bits<{}>({x})", ctype(t)),
+                }
+            }
             Kind::Cast(a) => {
                 let from = ctype(nodes[*a as usize].ty);
                 let x = format!("ds::cast<{c}, {from}>({})", v(a));

@@ -86,6 +86,16 @@ pub(crate) enum Kind {
     /// `as`-conversion of the operand to the node's type (to f16/bf16: rounded, and so also
     /// the rounding of an f32 value to the f16/bf16 it would be stored as).
     Cast(u32),
+    /// The stored bits of the operand (a value of its type), zero-extended (the node is a
+    /// `u64`).
+    Bits(u32),
+}
+
+impl Kind {
+    /// A value read, not computed: an argument, a constant, a column's element.
+    pub fn is_leaf(&self) -> bool {
+        matches!(self, Kind::Arg(_) | Kind::Param(_) | Kind::Column(_))
+    }
 }
 
 /// One value of a graph: its element type and how it is computed.
@@ -99,7 +109,9 @@ impl Node {
     /// The nodes this one reads.
     pub fn operands(&self) -> impl Iterator<Item = u32> {
         let (a, b, c) = match self.kind {
-            Kind::Unary(_, a) | Kind::Cast(a) | Kind::Head(a, _) => (Some(a), None, None),
+            Kind::Unary(_, a) | Kind::Cast(a) | Kind::Bits(a) | Kind::Head(a, _) => {
+                (Some(a), None, None)
+            }
             Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
             Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
             _ => (None, None, None),
@@ -112,6 +124,7 @@ impl Node {
         let kind = match self.kind {
             Kind::Unary(op, a) => Kind::Unary(op, f(a)),
             Kind::Cast(a) => Kind::Cast(f(a)),
+            Kind::Bits(a) => Kind::Bits(f(a)),
             Kind::Head(c, p) => Kind::Head(f(c), p),
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
             Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),

@@ -284,6 +284,27 @@ impl<T: Element> Expr<T> {
     pub fn cast<U: Element>(self) -> Expr<U> {
         Expr::node(self.graph, Kind::Cast(self.id))
     }
+
+    /// The stored bits of the value, zero-extended: `f32::to_bits` for an `f32`, the two's
+    /// complement bits for a signed integer (`-1i8` gives `0xff`), the bits of the `f16` or
+    /// `bf16` the value rounds to (a NaN keeps its sign). A computed NaN is the canonical
+    /// one (`f32::NAN`), as it would be stored; a NaN read from memory keeps its bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f32, -0.0, -2.5])?;
+    /// let bits = xs.map(|x| x.to_bits())?.to_vec()?;
+    /// assert_eq!(bits, [1.0f32.to_bits() as u64, 0x8000_0000, (-2.5f32).to_bits() as u64]);
+    /// let ys = DeviceSeq::from_slice(&dev, &[-1i16, 5])?;
+    /// assert_eq!(ys.map(|y| y.to_bits())?.to_vec()?, [0xffff, 5]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn to_bits(self) -> Expr<u64> {
+        Expr::node(self.graph, Kind::Bits(self.id))
+    }
 }
 
 impl<T: Float> Expr<T> {

@@ -12,6 +12,7 @@ mod random;
 mod reduce;
 mod runs;
 mod scan;
+mod search;
 mod segment;
 mod sort;
 mod zip;

@@ -33,9 +33,36 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sort(&self) -> Result<Self> {
-        let (k, _) = self.device().backend().sort(self.source(), None)?;
+        let (k, _) = self.device().backend().sort(self.source(), None, false)?;
         Ok(Self::stored(self.device(), k))
     }
+    /// Descending; floats in the reverse of the order of `f32::total_cmp`
+    /// (`+NaN > +inf > … > +0.0 > -0.0 > … > -inf > -NaN`).
+    ///
+    /// GPU: the radix sort of [`sort`](Self::sort) on the complement of the keys' ordered
+    /// bits (CUB's `SortKeysDescending` does the same), so it costs what `sort` costs.
+    ///
+    /// # Errors
+    ///
+    /// `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let v = [0.5f32, -0.0, 2.0, f32::NAN, 0.0, f32::NEG_INFINITY];
+    /// let got = DeviceSeq::from_slice(&dev, &v)?.sort_descending()?.to_vec()?;
+    /// let bits: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+    /// let want = [f32::NAN, 2.0, 0.5, 0.0, -0.0, f32::NEG_INFINITY];
+    /// assert_eq!(bits, want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sort_descending(&self) -> Result<Self> {
+        let (k, _) = self.device().backend().sort(self.source(), None, true)?;
+        Ok(Self::stored(self.device(), k))
+    }
+
     /// The stable sort of `values` by these keys: both, in the same order.
     ///
     /// Cost: as [`sort`](Self::sort), moving the values with the keys.
@@ -61,7 +88,7 @@ impl<T: Element> DeviceSeq<T> {
         length(self.len(), values.len())?;
         let (b, dev, n) = (self.device().backend(), self.device(), self.len());
         if let [v] = values.sources() {
-            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }))?;
+            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }), false)?;
             let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
             return Ok((
                 Self::stored(dev, k),
@@ -72,7 +99,7 @@ impl<T: Element> DeviceSeq<T> {
         let wide = n as u64 > u32::MAX as u64;
         let pos = if wide { u64::TYPE } else { u32::TYPE };
         let order = crate::source::Source::sequence(pos, n);
-        let (k, perm) = b.sort(self.source(), Some(SortValues { values: &order }))?;
+        let (k, perm) = b.sort(self.source(), Some(SortValues { values: &order }), false)?;
         let perm = crate::source::Source::column(
             perm.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?,
         );

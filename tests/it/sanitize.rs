@@ -218,3 +218,35 @@ fn custom_operators_once() {
         q = h(q, xs[i]);
     }
 }
+
+/// The search kernel (both bounds, both position types), sort_descending and what merge and
+/// top_k compose (searches, scatters, fused histograms of lazy bits, compaction, sort).
+#[test]
+fn searching_once() {
+    let mut r = Rng::new("sanitize-search");
+    let n = 9_001;
+    let mut hay: Vec<u32> = (0..n).map(|_| r.below(5000) as u32).collect();
+    hay.sort();
+    let needles: Vec<u32> = (0..n / 2).map(|_| r.below(5200) as u32).collect();
+    let (h, q) = (upload(&hay), upload(&needles));
+    let lb = h.lower_bound::<u32>(&q).unwrap().to_vec().unwrap();
+    let ub = h.upper_bound::<u64>(&q).unwrap().to_vec().unwrap();
+    for (i, &x) in needles.iter().enumerate() {
+        assert_eq!(lb[i] as usize, hay.partition_point(|&y| y < x));
+        assert_eq!(ub[i] as usize, hay.partition_point(|&y| y <= x));
+    }
+    let mut sq = needles.clone();
+    sq.sort();
+    let merged = h.merge(&upload(&sq)).unwrap().to_vec().unwrap();
+    let mut want = [hay.clone(), sq].concat();
+    want.sort();
+    assert_eq!(merged, want);
+    let xs: Vec<f32> = (0..n).map(|_| r.below(100_000) as f32 * 0.01 - 500.0).collect();
+    let f = upload(&xs);
+    let mut desc = xs.clone();
+    desc.sort_by(|a, b| b.total_cmp(a));
+    let got = f.sort_descending().unwrap().to_vec().unwrap();
+    assert_eq!(got, desc);
+    let (top, _) = f.top_k::<u32>(100).unwrap();
+    assert_eq!(top.to_vec().unwrap(), desc[..100]);
+}

@@ -141,6 +141,9 @@ families! {
     /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
     /// 1: exclusive, 2: segmented exclusive.
     AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
+    /// Vectorized binary search (`kernels/search.cu`); `upper`: upper_bound; `idx`: the
+    /// positions' type; `split`: samples of the haystack in shared memory.
+    Search(SearchKey { upper: bool, idx: ScalarType, block: u32, split: u32 }),
     /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
     /// counters.
     Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),

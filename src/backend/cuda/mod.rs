@@ -20,6 +20,7 @@ mod map;
 mod mem;
 mod reduce;
 mod scan;
+mod search;
 mod segment;
 mod single_pass;
 mod sort;
@@ -161,9 +162,21 @@ impl Backend for CudaBackend {
         &self,
         keys: &Source,
         values: Option<SortValues<'_>>,
+        descending: bool,
     ) -> Result<(Column, Option<Column>)> {
-        let s = sort::sort(&self.gpu, keys, values.map(|v| v.values))?;
+        let s = sort::sort(&self.gpu, keys, values.map(|v| v.values), descending)?;
         Ok((s.keys, s.values))
+    }
+
+    fn search(
+        &self,
+        hay: &Source,
+        needles: &Source,
+        upper: bool,
+        idx: ScalarType,
+    ) -> Result<Column> {
+        let b = search::search(&self.gpu, hay, needles, upper, idx)?;
+        Ok(column(b, idx, needles.len))
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
@@ -253,6 +266,33 @@ mod compile_check {
         .unwrap();
         let once = Source::map(&[&col(ScalarType::F16)], &h, 10);
         v.push(SourceKey::assuming(&Source::map(&[&once], &h, 10), 8));
+        // Bits of every kind of operand: read (f16, f32, i8), computed (f64, bf16).
+        let bits = trace(
+            &[ScalarType::F16, ScalarType::F32, ScalarType::I8],
+            |a, id| {
+                let h = Expr::<half::f16>::from_node(id, a[0]);
+                let x = Expr::<f32>::from_node(id, a[1]);
+                let k = Expr::<i8>::from_node(id, a[2]);
+                h.to_bits()
+                    ^ x.to_bits()
+                    ^ k.to_bits()
+                    ^ (x.cast::<f64>() * 0.5).to_bits()
+                    ^ (x * 2.0).cast::<half::bf16>().to_bits()
+            },
+        )
+        .unwrap();
+        v.push(SourceKey::assuming(
+            &Source::map(
+                &[
+                    &col(ScalarType::F16),
+                    &col(ScalarType::F32),
+                    &col(ScalarType::I8),
+                ],
+                &bits,
+                10,
+            ),
+            2,
+        ));
         let u = trace(&[ScalarType::U8], |a, id| {
             Expr::<u8>::from_node(id, a[0]).cast::<f32>().cast::<u8>()
         })
@@ -341,6 +381,7 @@ mod compile_check {
         v.extend(combine::check::variants());
         v.extend(histogram::check::variants());
         v.extend(assoc::check::variants());
+        v.extend(search::check::variants(&positions));
         v
     }
 

@@ -24,6 +24,7 @@ kernel_params!(
         err: Ptr,
         lo: u32,
         passes: u32,
+        flip: u64,
     }
 );
 
@@ -42,6 +43,7 @@ kernel_params!(
         pass: u32,
         epoch: u32,
         base: u32,
+        flip: u64,
     }
 );
 
@@ -152,10 +154,18 @@ impl Sorted {
     }
 }
 
-/// Sorts the keys (stably) with their values on all their bits.
-pub(crate) fn sort(gpu: &Gpu, keys: &Source, values: Option<&Source>) -> Result<Sorted> {
+/// Sorts the keys (stably) with their values on all their bits, ascending or (`descending`)
+/// descending: the ordered bits are complemented as they are read, and back as the last pass
+/// writes them, so equal keys keep their order either way.
+pub(crate) fn sort(
+    gpu: &Gpu,
+    keys: &Source,
+    values: Option<&Source>,
+    descending: bool,
+) -> Result<Sorted> {
     let bits = keys.ty().bits();
-    sort_unchecked(gpu, keys, values, 0..bits, 0)
+    let flip = if descending { u64::MAX } else { 0 };
+    sort_unchecked(gpu, keys, values, 0..bits, 0, flip)
 }
 
 /// The (index, value) pairs sorted stably by index, on all the bits that indices below `len`
@@ -170,18 +180,20 @@ pub(crate) fn sort_by_index(
 ) -> Result<Sorted> {
     let bits = index_bits(len);
     let lo = if top_digit { bits.saturating_sub(8) } else { 0 };
-    sort_unchecked(gpu, idx, Some(vals), lo..bits, len as u64)
+    sort_unchecked(gpu, idx, Some(vals), lo..bits, len as u64, 0)
 }
 
 /// As `sort`, on the key bits `bits` (`lo..hi`, the keys' ordered bits), leaving the bounds
 /// check to the caller (`Sorted::check`), so that it can queue more work first. Keys at or
-/// above `check_len` are sorted on those bits like any.
+/// above `check_len` are sorted on those bits like any. `flip` is XORed into the ordered bits
+/// (all ones: descending).
 fn sort_unchecked(
     gpu: &Gpu,
     keys: &Source,
     values: Option<&Source>,
     bits: std::ops::Range<u32>,
     check_len: u64,
+    flip: u64,
 ) -> Result<Sorted> {
     let (n, kty) = (keys.len, keys.ty());
     let ks = kty.size();
@@ -227,6 +239,7 @@ fn sort_unchecked(
                 err,
                 lo,
                 passes,
+                flip,
             },
         )?;
         // Without values the keys stand in for them (never read).
@@ -248,6 +261,7 @@ fn sort_unchecked(
                     pass,
                     epoch: s.epoch,
                     base: s.base,
+                    flip,
                 };
                 k.launch(tiles, pk.block, smem, &p)
             })?;

@@ -10,6 +10,7 @@ pub(crate) mod gather;
 pub(crate) mod histogram;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod search;
 pub(crate) mod segment;
 pub(crate) mod sort;
 
@@ -456,13 +457,14 @@ impl Backend for HostBackend {
         &self,
         keys: &Source,
         values: Option<SortValues<'_>>,
+        descending: bool,
     ) -> Result<(Column, Option<Column>)> {
         let (k, order) = with_type!(keys.ty(), K => {
             let k = HostSrc::<K>::new(keys)?;
             match values {
-                None => return Ok((column(sort::sort(&k))?, None)),
+                None => return Ok((column(sort::sort(&k, descending))?, None)),
                 Some(_) => {
-                    let (ks, order) = sort::sort_order(&k);
+                    let (ks, order) = sort::sort_order(&k, descending);
                     (column(ks)?, order)
                 }
             }
@@ -474,6 +476,22 @@ impl Backend for HostBackend {
         let stored = self.materialize(v)?;
         let moved = sort::permute_bytes(column_bytes(&stored)?, v.ty().size(), &order);
         Ok((k, Some(self.upload(v.ty(), &moved, order.len())?)))
+    }
+
+    fn search(
+        &self,
+        hay: &Source,
+        needles: &Source,
+        upper: bool,
+        idx: ScalarType,
+    ) -> Result<Column> {
+        with_type!(hay.ty(), T => {
+            let (h, q) = (HostSrc::<T>::new(hay)?, HostSrc::<T>::new(needles)?);
+            match idx {
+                ScalarType::U32 => column(search::search::<T, u32>(&h, &q, upper)),
+                _ => column(search::search::<T, u64>(&h, &q, upper)),
+            }
+        })
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {

@@ -21,21 +21,28 @@ pub(crate) fn ordered_bits(ty: ScalarType, b: u64) -> u64 {
     }
 }
 
-fn key<T: Element>(x: T) -> u64 {
-    ordered_bits(T::TYPE, x.to_bits())
+/// The sort key of `x`: its ordered bits, complemented for a descending sort (as the GPU's).
+fn key<T: Element>(x: T, descending: bool) -> u64 {
+    let k = ordered_bits(T::TYPE, x.to_bits());
+    if descending { !k } else { k }
 }
 
-pub(crate) fn sort<T: Element>(s: &HostSrc<'_, T>) -> Vec<T> {
+/// The keys sorted (equal keys are the same bits, so no order among them shows).
+pub(crate) fn sort<T: Element>(s: &HostSrc<'_, T>, descending: bool) -> Vec<T> {
     let mut v = s.to_vec();
-    v.par_sort_unstable_by_key(|x| key(*x));
+    v.par_sort_unstable_by_key(|x| key(*x, descending));
     v
 }
 
 /// The keys sorted stably, and the permutation that sorts them (`order[k]` is the position
-/// of the k-th smallest).
-pub(crate) fn sort_order<T: Element>(s: &HostSrc<'_, T>) -> (Vec<T>, Vec<usize>) {
+/// of the k-th in the order).
+pub(crate) fn sort_order<T: Element>(s: &HostSrc<'_, T>, descending: bool) -> (Vec<T>, Vec<usize>) {
     let keys = s.to_vec();
-    let mut p: Vec<(u64, usize)> = keys.iter().enumerate().map(|(i, x)| (key(*x), i)).collect();
+    let mut p: Vec<(u64, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (key(*x, descending), i))
+        .collect();
     p.par_sort_unstable();
     let order: Vec<usize> = p.into_iter().map(|(_, i)| i).collect();
     let sorted = order.par_iter().map(|&i| keys[i]).collect();

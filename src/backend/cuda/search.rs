@@ -1,0 +1,113 @@
+//! `lower_bound` and `upper_bound` on the GPU (`kernels/search.cu`): a binary search per
+//! needle whose top levels are samples of the haystack in shared memory.
+
+use super::gpu::Gpu;
+use super::key::{SearchKey, Template};
+use super::launch::kernel_params;
+use super::mem::{Buffer, Ptr};
+use super::tuning;
+use crate::error::Result;
+use crate::item::ScalarType;
+use crate::source::Source;
+
+kernel_params!(
+    /// `ds_search`'s parameters: sample `k` of the haystack is at `k * step`.
+    SearchParams {
+        out: Ptr,
+        n: u64,
+        len: u64,
+        step: u64,
+        samples: u32,
+    }
+);
+
+impl Template for SearchKey {
+    type Params = SearchParams;
+    const FILE: &'static str = "search.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_search<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            s[1],
+            self.idx.name(),
+            self.upper as u32,
+            self.block,
+            self.split
+        )
+    }
+}
+
+fn key(upper: bool, idx: ScalarType) -> SearchKey {
+    SearchKey {
+        upper,
+        idx,
+        block: tuning::FLAT_BLOCK,
+        split: tuning::SEARCH_SAMPLES,
+    }
+}
+
+/// For each needle, the first position of `hay` whose key is `>=` it (`>` where `upper`), as
+/// indices of type `idx`.
+pub(crate) fn search(
+    gpu: &Gpu,
+    hay: &Source,
+    needles: &Source,
+    upper: bool,
+    idx: ScalarType,
+) -> Result<Buffer> {
+    let (n, len) = (needles.len, hay.len);
+    let out = Buffer::new(gpu, n * idx.size())?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let k = key(upper, idx);
+    let step = (len as u64).div_ceil(k.split as u64).max(1);
+    let samples = (len as u64).div_ceil(step) as u32;
+    let bound = gpu.kernel(k, &[(hay, 1), (needles, 1)])?;
+    let grid = bound.wave(k.block, (n as u64).div_ceil(k.block as u64))?;
+    bound.launch(
+        grid,
+        k.block,
+        0,
+        &SearchParams {
+            out: out.ptr(),
+            n: n as u64,
+            len: len as u64,
+            step,
+            samples,
+        },
+    )?;
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod check {
+    use super::*;
+    use crate::backend::cuda::key::KernelKey;
+    use crate::backend::cuda::source::SourceKey;
+
+    /// The instances a compile check builds.
+    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for t in ScalarType::ALL {
+            for idx in [ScalarType::U32, ScalarType::U64] {
+                for upper in [false, true] {
+                    let plain = SourceKey::plain(t, 1);
+                    v.push(KernelKey {
+                        functor: None,
+                        family: key(upper, idx).into(),
+                        sources: vec![plain.clone(), plain],
+                    });
+                }
+            }
+        }
+        for p in lazy {
+            v.push(KernelKey {
+                functor: None,
+                family: key(false, ScalarType::U32).into(),
+                sources: vec![p.clone(), p.clone()],
+            });
+        }
+        v
+    }
+}

@@ -1,0 +1,289 @@
+//! Searching, merging and selecting: `lower_bound`, `upper_bound`, `merge`, `merge_pairs`,
+//! `top_k`. Orders are ascending, and for floats the `total_cmp` order of `sort`.
+
+use super::{DeviceSeq, length};
+use crate::backend::SortValues;
+use crate::error::{Error, Result};
+use crate::item::{Element, Expr, Index, Item, ScalarType};
+
+/// `Err` where positions of type `I` cannot say every position `0..=len`.
+fn positions_fit<I: Index>(len: usize) -> Result<()> {
+    if I::TYPE.size() == 4 && len as u64 > u32::MAX as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "u32 positions cannot say every position of {len} elements"
+        )));
+    }
+    Ok(())
+}
+
+/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended): their
+/// unsigned order is the `total_cmp` order for floats, the value order for integers.
+fn ordered(ty: ScalarType, b: Expr<u64>) -> Expr<u64> {
+    let w = ty.bits();
+    let sign = 1u64 << (w - 1);
+    let mask = if w == 64 { !0u64 } else { (1u64 << w) - 1 };
+    if ty.is_float() {
+        Expr::select((b & sign).ne(0u64), !b & mask, b | sign)
+    } else if ty.is_signed_int() {
+        b ^ sign
+    } else {
+        b
+    }
+}
+
+/// Bits of a digit of `top_k`'s radix selection (a histogram of 2048 bins).
+const DIGIT: u32 = 11;
+
+/// Candidates at or below which `top_k` stops refining and sorts them.
+const SELECT_CANDIDATES: u64 = 1 << 16;
+
+impl<T: Element> DeviceSeq<T> {
+    /// For each needle, the first position `p` with `self[p] >= needle`
+    /// (`partition_point(|x| x < needle)`) in a sequence sorted ascending (floats in the
+    /// `total_cmp` order of [`sort`](Self::sort)). An unsorted sequence gives unspecified
+    /// positions in `0..=len`, never a panic.
+    ///
+    /// GPU: one binary search per needle whose top levels (2048 evenly spaced keys of the
+    /// sequence) each block keeps in shared memory.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` for `u32` positions of a sequence longer than `u32::MAX`;
+    /// `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let sorted = DeviceSeq::from_slice(&dev, &[1u32, 3, 3, 7])?;
+    /// let needles = DeviceSeq::from_slice(&dev, &[0u32, 3, 4, 9])?;
+    /// assert_eq!(sorted.lower_bound::<u32>(&needles)?.to_vec()?, [0, 1, 3, 4]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn lower_bound<I: Index>(&self, needles: &DeviceSeq<T>) -> Result<DeviceSeq<I>> {
+        self.search(needles, false)
+    }
+
+    /// For each needle, the first position `p` with `self[p] > needle`
+    /// (`partition_point(|x| x <= needle)`); otherwise as [`lower_bound`](Self::lower_bound).
+    ///
+    /// # Errors
+    ///
+    /// As [`lower_bound`](Self::lower_bound).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let sorted = DeviceSeq::from_slice(&dev, &[-0.0f32, 0.0, 2.0])?;
+    /// let needles = DeviceSeq::from_slice(&dev, &[-0.0f32, 0.0, f32::NAN])?;
+    /// assert_eq!(sorted.upper_bound::<u64>(&needles)?.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn upper_bound<I: Index>(&self, needles: &DeviceSeq<T>) -> Result<DeviceSeq<I>> {
+        self.search(needles, true)
+    }
+
+    fn search<I: Index>(&self, needles: &DeviceSeq<T>, upper: bool) -> Result<DeviceSeq<I>> {
+        self.same_device(needles)?;
+        positions_fit::<I>(self.len())?;
+        let b = self.device().backend();
+        let col = b.search(self.source(), needles.source(), upper, I::TYPE)?;
+        Ok(DeviceSeq::stored(self.device(), col))
+    }
+
+    /// The stable merge of two ascending sequences (floats in the `total_cmp` order): on ties
+    /// the elements of `self` come first. Inputs that are not sorted give an unspecified
+    /// result of the right length, never a panic.
+    ///
+    /// Element `i` of `self` lands at `i + other.lower_bound(self[i])` and element `j` of
+    /// `other` at `j + self.upper_bound(other[j])`: two searches of sorted needles and two
+    /// scatters (a merge-path kernel is the planned faster path).
+    ///
+    /// # Errors
+    ///
+    /// `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let a = DeviceSeq::from_slice(&dev, &[1i32, 4, 4, 9])?;
+    /// let b = DeviceSeq::from_slice(&dev, &[0i32, 4, 10])?;
+    /// assert_eq!(a.merge(&b)?.to_vec()?, [0, 1, 4, 4, 4, 9, 10]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn merge(&self, other: &DeviceSeq<T>) -> Result<Self> {
+        let (pa, pb) = self.merge_positions(other)?;
+        let base = DeviceSeq::filled(self.device(), T::default(), self.len() + other.len())?;
+        other.scatter(&pb, &self.scatter(&pa, &base)?)
+    }
+
+    /// As [`merge`](Self::merge), carrying a value with each key: `(keys, values)` merged
+    /// with the same stable order (ties: `self`'s first).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` where a key sequence and its values differ in length;
+    /// `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let (ak, av) = (DeviceSeq::from_slice(&dev, &[1u8, 5])?, DeviceSeq::from_slice(&dev, &['a', 'b'].map(|c| c as u32))?);
+    /// let (bk, bv) = (DeviceSeq::from_slice(&dev, &[5u8])?, DeviceSeq::from_slice(&dev, &['c' as u32])?);
+    /// let (k, v) = ak.merge_pairs(&av, &bk, &bv)?;
+    /// assert_eq!(k.to_vec()?, [1, 5, 5]);
+    /// assert_eq!(v.to_vec()?, ['a', 'b', 'c'].map(|c| c as u32));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn merge_pairs<V: Item>(
+        &self,
+        values: &DeviceSeq<V>,
+        other: &DeviceSeq<T>,
+        other_values: &DeviceSeq<V>,
+    ) -> Result<(Self, DeviceSeq<V>)> {
+        length(self.len(), values.len())?;
+        length(other.len(), other_values.len())?;
+        self.same_device(values)?;
+        other.same_device(other_values)?;
+        let (pa, pb) = self.merge_positions(other)?;
+        let n = self.len() + other.len();
+        let dev = self.device();
+        let keys = DeviceSeq::filled(dev, T::default(), n)?;
+        let keys = other.scatter(&pb, &self.scatter(&pa, &keys)?)?;
+        let vals = DeviceSeq::filled(dev, V::from_item_bits(&[0; 4]), n)?;
+        let vals = other_values.scatter(&pb, &values.scatter(&pa, &vals)?)?;
+        Ok((keys, vals))
+    }
+
+    /// Where the elements of `self` and of `other` land in their merge (u64 positions).
+    fn merge_positions(&self, other: &DeviceSeq<T>) -> Result<(DeviceSeq<u64>, DeviceSeq<u64>)> {
+        self.same_device(other)?;
+        let dev = self.device();
+        let pa = DeviceSeq::<u64>::sequence(dev, self.len())?
+            .zip_map(&other.lower_bound::<u64>(self)?, |i, p| i + p)?;
+        let pb = DeviceSeq::<u64>::sequence(dev, other.len())?
+            .zip_map(&self.upper_bound::<u64>(other)?, |j, p| j + p)?;
+        Ok((pa, pb))
+    }
+
+    /// The `k` largest elements in descending order (floats in the `total_cmp` order, so
+    /// `+NaN` first), with their positions; equal elements by ascending position.
+    ///
+    /// By radix selection on the elements' ordered bits, 11 bits at a time from the top: a
+    /// histogram of the next digit among the elements that still tie with the k-th largest
+    /// (one fused pass, no memory of the sequence's length), until at most 65536 candidates
+    /// besides the certain ones remain; those are compacted (with their positions), sorted
+    /// descending and cut to `k`. No full sort.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` for `k > len`, or `u32` positions of more than 2^32
+    /// elements; `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[3.0f32, 9.0, -1.0, 9.0, 5.0])?;
+    /// let (top, at) = xs.top_k::<u32>(3)?;
+    /// assert_eq!(top.to_vec()?, [9.0, 9.0, 5.0]);
+    /// assert_eq!(at.to_vec()?, [1, 3, 4]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn top_k<I: Index>(&self, k: usize) -> Result<(Self, DeviceSeq<I>)> {
+        let n = self.len();
+        if k > n {
+            return Err(Error::InvalidArgument(format!(
+                "top_k of {k} from {n} elements"
+            )));
+        }
+        if I::TYPE.size() == 4 && n as u64 > 1 << 32 {
+            return Err(Error::InvalidArgument(format!(
+                "u32 positions cannot address {n} elements"
+            )));
+        }
+        let dev = self.device();
+        if k == 0 {
+            return Ok((
+                DeviceSeq::from_slice(dev, &[])?,
+                DeviceSeq::from_slice(dev, &[])?,
+            ));
+        }
+        let ty = T::TYPE;
+        let w = ty.bits();
+        let key = self.map(move |x| ordered(ty, x.to_bits()))?;
+        // The top `known` bits of the k-th largest key are `prefix`; `need` of the keys that
+        // share them are among the k (the keys above them are all in).
+        let (mut prefix, mut known, mut need) = (0u64, 0u32, k as u64);
+        // Keys that share the prefix but are not among the k.
+        let mut spare = 0u64;
+        while known < w {
+            let d = DIGIT.min(w - known);
+            let shift = w - known - d;
+            let bins = 1u64 << d;
+            let hist = key
+                .map(move |q| {
+                    let digit = (q >> shift) & (bins - 1);
+                    let digit = if known == 0 {
+                        digit
+                    } else {
+                        Expr::select((q >> (shift + d)).eq(prefix), digit, bins)
+                    };
+                    digit.cast::<u32>()
+                })?
+                .histogram(bins as usize, 0, bins as u32)?
+                .to_vec()?;
+            let mut above = 0u64;
+            let mut digit = 0;
+            for (dg, &c) in hist.iter().enumerate().rev() {
+                if above + c >= need {
+                    digit = dg as u64;
+                    break;
+                }
+                above += c;
+            }
+            let bucket = hist[digit as usize];
+            need -= above;
+            prefix = (prefix << d) | digit;
+            known += d;
+            spare = bucket - need;
+            if spare <= SELECT_CANDIDATES {
+                break;
+            }
+        }
+        let shift = w - known;
+        let flags = if spare > SELECT_CANDIDATES {
+            // Many keys equal the k-th largest: the first `need` of them by position.
+            let t = prefix;
+            let eq = key.map(move |q| q.eq(t))?.nonzero_indices::<u64>()?;
+            let last = eq.slice(need as usize - 1..need as usize).to_vec()?[0];
+            let at = DeviceSeq::<u64>::sequence(dev, n)?;
+            key.zip_map(&at, move |q, i| q.gt(t) | (q.eq(t) & i.le(last)))?
+        } else {
+            // The keys whose top `known` bits are at least `prefix`.
+            key.map(move |q| (q >> shift).ge(prefix))?
+        };
+        let at = flags.nonzero_indices::<I>()?;
+        let vals = self.gather(&at)?;
+        let b = dev.backend();
+        let (sk, sp) = b.sort(
+            vals.source(),
+            Some(SortValues {
+                values: at.source(),
+            }),
+            true,
+        )?;
+        let sp = sp.ok_or_else(|| Error::Internal("a sort returned no values".into()))?;
+        let top = DeviceSeq::<T>::stored(dev, sk).slice(..k).copy()?;
+        let pos = DeviceSeq::<I>::stored(dev, sp).slice(..k).copy()?;
+        Ok((top, pos))
+    }
+}
