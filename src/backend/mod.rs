@@ -92,8 +92,13 @@ pub(crate) trait Backend: Send + Sync {
     ) -> Result<(Column, Option<Column>)>;
     /// For each needle, the first position of the sorted `hay` whose element is `>=` it
     /// (`>` where `upper`) in the `total_cmp` order, as indices of type `idx` (u32 or u64).
-    fn search(&self, hay: &Source, needles: &Source, upper: bool, idx: ScalarType)
-    -> Result<Column>;
+    fn search(
+        &self,
+        hay: &Source,
+        needles: &Source,
+        upper: bool,
+        idx: ScalarType,
+    ) -> Result<Column>;
     /// The combination by `c` of the `len > 0` items whose components are `srcs`, as compute
     /// bits, in order.
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>>;

@@ -282,7 +282,11 @@ pub(crate) fn eval(
             Kind::Bits(a) => {
                 // A computed NaN is made canonical first (its sign is not specified).
                 let o = &nodes[*a as usize];
-                let x = if o.kind.is_leaf() { v(a) } else { canonical(v(a)) };
+                let x = if o.kind.is_leaf() {
+                    v(a)
+                } else {
+                    canonical(v(a))
+                };
                 Val::U64(o.ty.stored_from_compute(x.bits()))
             }
         };

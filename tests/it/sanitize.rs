@@ -241,7 +241,9 @@ fn searching_once() {
     let mut want = [hay.clone(), sq].concat();
     want.sort();
     assert_eq!(merged, want);
-    let xs: Vec<f32> = (0..n).map(|_| r.below(100_000) as f32 * 0.01 - 500.0).collect();
+    let xs: Vec<f32> = (0..n)
+        .map(|_| r.below(100_000) as f32 * 0.01 - 500.0)
+        .collect();
     let f = upload(&xs);
     let mut desc = xs.clone();
     desc.sort_by(|a, b| b.total_cmp(a));
