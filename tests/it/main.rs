@@ -8,6 +8,7 @@
 mod common;
 
 mod assoc;
+mod bad_inputs;
 mod combine;
 mod determinism;
 mod device;
@@ -24,6 +25,7 @@ mod reduce;
 mod runs;
 mod sanitize;
 mod scan;
+mod search;
 mod segment;
 mod sort;
 mod threads;
