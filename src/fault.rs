@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-struct Trigger {
+pub(crate) struct Trigger {
     /// 0: disarmed; else the count at which to fail.
     at: AtomicU64,
     count: AtomicU64,
@@ -24,11 +24,17 @@ impl Trigger {
         }
     }
 
-    fn arm(&self, k: u64) {
+    /// Fails the `k`-th event from now (`k` from 1; 0 disarms).
+    pub fn arm(&self, k: u64) {
         self.at.store(0, Ordering::SeqCst);
         self.count.store(0, Ordering::SeqCst);
         self.fired.store(false, Ordering::SeqCst);
         self.at.store(k, Ordering::SeqCst);
+    }
+
+    /// Whether the fault fired since it was armed.
+    pub fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
     }
 
     /// Whether this event must fail.
@@ -51,8 +57,9 @@ impl Trigger {
     }
 }
 
-static ALLOCATION: Trigger = Trigger::new();
-static LAUNCH: Trigger = Trigger::new();
+/// The allocation fault and the launch fault (armed through `crate::testing`).
+pub(crate) static ALLOCATION: Trigger = Trigger::new();
+pub(crate) static LAUNCH: Trigger = Trigger::new();
 
 /// Whether the allocation being made must fail.
 pub(crate) fn allocation() -> bool {
@@ -62,24 +69,4 @@ pub(crate) fn allocation() -> bool {
 /// Whether the kernel launch being made must fail.
 pub(crate) fn launch() -> bool {
     LAUNCH.hit()
-}
-
-/// Arms the allocation fault (`crate::testing`).
-pub(crate) fn arm_allocation(k: u64) {
-    ALLOCATION.arm(k);
-}
-
-/// Arms the launch fault (`crate::testing`).
-pub(crate) fn arm_launch(k: u64) {
-    LAUNCH.arm(k);
-}
-
-/// Whether the allocation fault fired since it was armed.
-pub(crate) fn allocation_fired() -> bool {
-    ALLOCATION.fired.load(Ordering::SeqCst)
-}
-
-/// Whether the launch fault fired since it was armed.
-pub(crate) fn launch_fired() -> bool {
-    LAUNCH.fired.load(Ordering::SeqCst)
 }

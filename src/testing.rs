@@ -14,7 +14,7 @@
 /// assert!(DeviceSeq::from_slice(&dev, &[1u32, 2, 3]).is_ok());
 /// ```
 pub fn fail_nth_allocation(k: u64) {
-    crate::fault::arm_allocation(k);
+    crate::fault::ALLOCATION.arm(k);
 }
 
 /// Makes the `k`-th kernel launch from now fail with `Error::Cuda` (`k` from 1; 0
@@ -25,7 +25,7 @@ pub fn fail_nth_allocation(k: u64) {
 /// assert!(!devseq::testing::launch_fault_fired());
 /// ```
 pub fn fail_nth_launch(k: u64) {
-    crate::fault::arm_launch(k);
+    crate::fault::LAUNCH.arm(k);
 }
 
 /// Whether the armed allocation fault has fired.
@@ -35,7 +35,7 @@ pub fn fail_nth_launch(k: u64) {
 /// assert!(!devseq::testing::allocation_fault_fired());
 /// ```
 pub fn allocation_fault_fired() -> bool {
-    crate::fault::allocation_fired()
+    crate::fault::ALLOCATION.fired()
 }
 
 /// Whether the armed launch fault has fired.
@@ -45,7 +45,7 @@ pub fn allocation_fault_fired() -> bool {
 /// assert!(!devseq::testing::launch_fault_fired());
 /// ```
 pub fn launch_fault_fired() -> bool {
-    crate::fault::launch_fired()
+    crate::fault::LAUNCH.fired()
 }
 
 /// The kernel cache entries of `dir` that verify (checksum, key, owner), and the names of

@@ -1,20 +1,10 @@
 //! Searching, merging and selecting: `lower_bound`, `upper_bound`, `merge`, `merge_pairs`,
 //! `top_k`. Orders are ascending, and for floats the `total_cmp` order of `sort`.
 
-use super::{DeviceSeq, length};
+use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::{Error, Result};
 use crate::item::{Element, Expr, Index, Item, ScalarType};
-
-/// `Err` where positions of type `I` cannot say every position `0..=len`.
-fn positions_fit<I: Index>(len: usize) -> Result<()> {
-    if I::TYPE.size() == 4 && len as u64 > u32::MAX as u64 {
-        return Err(Error::InvalidArgument(format!(
-            "u32 positions cannot say every position of {len} elements"
-        )));
-    }
-    Ok(())
-}
 
 /// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended): their
 /// unsigned order is the `total_cmp` order for floats, the value order for integers.
@@ -36,6 +26,17 @@ const DIGIT: u32 = 11;
 
 /// Candidates at or below which `top_k` stops refining and sorts them.
 const SELECT_CANDIDATES: u64 = 1 << 16;
+
+/// `a` and `b` placed at the positions `pa` and `pb` of their merge (which cover it).
+fn place<V: Item>(
+    a: &DeviceSeq<V>,
+    pa: &DeviceSeq<u64>,
+    b: &DeviceSeq<V>,
+    pb: &DeviceSeq<u64>,
+) -> Result<DeviceSeq<V>> {
+    let base = DeviceSeq::filled(a.device(), V::from_item_bits(&[0; 4]), a.len() + b.len())?;
+    b.scatter(pb, &a.scatter(pa, &base)?)
+}
 
 impl<T: Element> DeviceSeq<T> {
     /// For each needle, the first position `p` with `self[p] >= needle`
@@ -88,7 +89,8 @@ impl<T: Element> DeviceSeq<T> {
 
     fn search<I: Index>(&self, needles: &DeviceSeq<T>, upper: bool) -> Result<DeviceSeq<I>> {
         self.same_device(needles)?;
-        positions_fit::<I>(self.len())?;
+        // Positions run to `len` itself: as indices of `len + 1` elements.
+        index_width(I::TYPE.size(), self.len() + 1)?;
         let b = self.device().backend();
         let col = b.search(self.source(), needles.source(), upper, I::TYPE)?;
         Ok(DeviceSeq::stored(self.device(), col))
@@ -118,8 +120,7 @@ impl<T: Element> DeviceSeq<T> {
     /// ```
     pub fn merge(&self, other: &DeviceSeq<T>) -> Result<Self> {
         let (pa, pb) = self.merge_positions(other)?;
-        let base = DeviceSeq::filled(self.device(), T::default(), self.len() + other.len())?;
-        other.scatter(&pb, &self.scatter(&pa, &base)?)
+        place(self, &pa, other, &pb)
     }
 
     /// As [`merge`](Self::merge), carrying a value with each key: `(keys, values)` merged
@@ -153,13 +154,10 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(values)?;
         other.same_device(other_values)?;
         let (pa, pb) = self.merge_positions(other)?;
-        let n = self.len() + other.len();
-        let dev = self.device();
-        let keys = DeviceSeq::filled(dev, T::default(), n)?;
-        let keys = other.scatter(&pb, &self.scatter(&pa, &keys)?)?;
-        let vals = DeviceSeq::filled(dev, V::from_item_bits(&[0; 4]), n)?;
-        let vals = other_values.scatter(&pb, &values.scatter(&pa, &vals)?)?;
-        Ok((keys, vals))
+        Ok((
+            place(self, &pa, other, &pb)?,
+            place(values, &pa, other_values, &pb)?,
+        ))
     }
 
     /// Where the elements of `self` and of `other` land in their merge (u64 positions).
@@ -205,11 +203,7 @@ impl<T: Element> DeviceSeq<T> {
                 "top_k of {k} from {n} elements"
             )));
         }
-        if I::TYPE.size() == 4 && n as u64 > 1 << 32 {
-            return Err(Error::InvalidArgument(format!(
-                "u32 positions cannot address {n} elements"
-            )));
-        }
+        index_width(I::TYPE.size(), n)?;
         let dev = self.device();
         if k == 0 {
             return Ok((

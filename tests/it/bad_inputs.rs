@@ -13,6 +13,8 @@
 
 use crate::common::Rng;
 use crate::common::*;
+use crate::scan::{exclusive_oracle, inclusive_oracle};
+use crate::segment::{seg_excl, seg_incl, seg_reduce};
 use devseq::{DeviceSeq, Error, Op};
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
@@ -23,24 +25,7 @@ const INF: f64 = f64::INFINITY;
 /// Runs `$body` for each float type.
 macro_rules! for_floats {
     ($name:ident, $body:ident) => {
-        mod $name {
-            #[test]
-            fn f16() {
-                super::$body::<devseq::f16>()
-            }
-            #[test]
-            fn bf16() {
-                super::$body::<devseq::bf16>()
-            }
-            #[test]
-            fn f32() {
-                super::$body::<f32>()
-            }
-            #[test]
-            fn f64() {
-                super::$body::<f64>()
-            }
-        }
+        crate::for_each_type!($name, $body, [f16, bf16, f32, f64]);
     };
 }
 
@@ -553,76 +538,6 @@ fn o_reduce<X: T>(xs: &[X], op: Op) -> X::Acc {
     }
 }
 
-fn o_incl<X: T>(xs: &[X], op: Op) -> Vec<X> {
-    let mut acc: Option<X::Acc> = None;
-    xs.iter()
-        .map(|&x| {
-            let a = match acc {
-                None => x.acc(),
-                Some(a) => X::op(op, a, x.acc()),
-            };
-            acc = Some(a);
-            X::from_acc(a)
-        })
-        .collect()
-}
-
-fn o_excl<X: T>(xs: &[X], init: X, op: Op) -> Vec<X> {
-    let mut acc = init.acc();
-    xs.iter()
-        .map(|&x| {
-            let o = X::from_acc(acc);
-            acc = X::op(op, acc, x.acc());
-            o
-        })
-        .collect()
-}
-
-fn head(f: &[u8], i: usize) -> bool {
-    i == 0 || f[i] != 0
-}
-
-fn o_seg_incl<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
-    let mut acc = X::identity(op);
-    (0..xs.len())
-        .map(|i| {
-            acc = if head(f, i) {
-                xs[i].acc()
-            } else {
-                X::op(op, acc, xs[i].acc())
-            };
-            X::from_acc(acc)
-        })
-        .collect()
-}
-
-fn o_seg_excl<X: T>(xs: &[X], f: &[u8], init: X, op: Op) -> Vec<X> {
-    let mut acc = init.acc();
-    (0..xs.len())
-        .map(|i| {
-            if head(f, i) {
-                acc = init.acc();
-            }
-            let o = X::from_acc(acc);
-            acc = X::op(op, acc, xs[i].acc());
-            o
-        })
-        .collect()
-}
-
-fn o_seg_reduce<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
-    let mut out: Vec<X::Acc> = Vec::new();
-    for i in 0..xs.len() {
-        if head(f, i) {
-            out.push(xs[i].acc());
-        } else {
-            let l = out.len() - 1;
-            out[l] = X::op(op, out[l], xs[i].acc());
-        }
-    }
-    out.into_iter().map(X::from_acc).collect()
-}
-
 /// Head flags, bitwise (API.md: `seq[i] != seq[i-1]` bitwise for floats).
 fn o_heads<X: T>(xs: &[X]) -> Vec<u8> {
     (0..xs.len())
@@ -684,21 +599,6 @@ fn o_arg<X: T>(xs: &[X], largest: bool) -> Option<usize> {
     Some(best.unwrap_or(0))
 }
 
-/// API.md's histogram bin (floats), or `None` where the value is not counted.
-fn o_bin<X: T>(x: X, bins: usize, lo: X, hi: X) -> Option<usize> {
-    let (v, l, h) = (x.f(), lo.f(), hi.f());
-    if !(v >= l && v < h) {
-        return None;
-    }
-    let t = if std::mem::size_of::<X>() == 8 {
-        ((v - l) / (h - l) * bins as f64).floor()
-    } else {
-        let (v, l, h) = (v as f32, l as f32, h as f32);
-        ((v - l) / (h - l) * bins as f32).floor() as f64
-    };
-    Some((t as usize).min(bins - 1))
-}
-
 fn check_same<X: T>(got: X, want: X, what: &str) {
     assert!(X::same(got, want), "{what}: got {got:?}, want {want:?}");
 }
@@ -744,12 +644,12 @@ fn reduce_fold_scan<X: T>() {
             );
             assert_same(
                 &s.inclusive_scan(op).unwrap().to_vec().unwrap(),
-                &o_incl(&xs, op),
+                &inclusive_oracle(&xs, op),
                 &format!("inclusive_scan {what}"),
             );
             assert_same(
                 &s.exclusive_scan(init, op).unwrap().to_vec().unwrap(),
-                &o_excl(&xs, init, op),
+                &exclusive_oracle(&xs, init, op),
                 &format!("exclusive_scan {what} init {init:?}"),
             );
         }
@@ -782,7 +682,7 @@ fn reduce_fold_scan<X: T>() {
             );
             assert_bits_or_nan(
                 &s.inclusive_scan(Op::Mul).unwrap().to_vec().unwrap(),
-                &o_incl(&xs, Op::Mul),
+                &inclusive_oracle(&xs, Op::Mul),
                 &format!("inclusive_scan {what}"),
             );
         }
@@ -815,7 +715,7 @@ fn segmented<X: T>() {
                         .unwrap()
                         .to_vec()
                         .unwrap(),
-                    &o_seg_incl(&xs, &fl, op),
+                    &seg_incl(&xs, &fl, op),
                     &format!("segmented_inclusive_scan {what}"),
                 );
                 assert_same(
@@ -823,12 +723,12 @@ fn segmented<X: T>() {
                         .unwrap()
                         .to_vec()
                         .unwrap(),
-                    &o_seg_excl(&xs, &fl, init, op),
+                    &seg_excl(&xs, &fl, init, op),
                     &format!("segmented_exclusive_scan {what} init {init:?}"),
                 );
                 assert_same(
                     &s.segmented_reduce(&fs, op).unwrap().to_vec().unwrap(),
-                    &o_seg_reduce(&xs, &fl, op),
+                    &seg_reduce(&xs, &fl, op),
                     &format!("segmented_reduce {what}"),
                 );
             }
@@ -950,7 +850,7 @@ fn runs_and_keys<X: T>() {
                 );
                 assert_same(
                     &got.to_vec().unwrap(),
-                    &o_seg_reduce(&vs, &heads, op),
+                    &seg_reduce(&vs, &heads, op),
                     &format!("reduce_by_key {op:?} values {what}"),
                 );
             }
@@ -962,7 +862,7 @@ fn runs_and_keys<X: T>() {
             );
             assert_same(
                 &got.to_vec().unwrap(),
-                &o_seg_reduce(&vs, &heads, Op::Max),
+                &seg_reduce(&vs, &heads, Op::Max),
                 &format!("reduce_by_key_with max {what}"),
             );
             // A traced (not built-in) combiner: (sum, min) pairs.
@@ -973,12 +873,12 @@ fn runs_and_keys<X: T>() {
             let (gs, gm): (Vec<X>, Vec<X>) = got.to_vec().unwrap().into_iter().unzip();
             assert_same(
                 &gs,
-                &o_seg_reduce(&vs, &heads, Op::Add),
+                &seg_reduce(&vs, &heads, Op::Add),
                 &format!("reduce_by_key_with pair sum {what}"),
             );
             assert_same(
                 &gm,
-                &o_seg_reduce(&vs, &heads, Op::Min),
+                &seg_reduce(&vs, &heads, Op::Min),
                 &format!("reduce_by_key_with pair min {what}"),
             );
             assert_bits(&s.to_vec().unwrap(), &xs, &format!("keys intact {what}"));
@@ -1110,17 +1010,17 @@ fn extremes_and_custom<X: T>() {
         );
         assert_same(
             &a,
-            &o_incl(&xs, Op::Add),
+            &inclusive_oracle(&xs, Op::Add),
             &format!("inclusive_scan_with sum {what}"),
         );
         assert_same(
             &b,
-            &o_incl(&xs, Op::Max),
+            &inclusive_oracle(&xs, Op::Max),
             &format!("inclusive_scan_with max {what}"),
         );
         assert_same(
             &c,
-            &o_incl(&xs, Op::Min),
+            &inclusive_oracle(&xs, Op::Min),
             &format!("inclusive_scan_with min {what}"),
         );
         let fl = flags(&mut r, n, 0.05);
@@ -1131,17 +1031,17 @@ fn extremes_and_custom<X: T>() {
             .unwrap();
         assert_same(
             &seg.iter().map(|x| x.0).collect::<Vec<_>>(),
-            &o_seg_reduce(&xs, &fl, Op::Add),
+            &seg_reduce(&xs, &fl, Op::Add),
             &format!("segmented_reduce_with sum {what}"),
         );
         assert_same(
             &seg.iter().map(|x| x.1).collect::<Vec<_>>(),
-            &o_seg_reduce(&xs, &fl, Op::Max),
+            &seg_reduce(&xs, &fl, Op::Max),
             &format!("segmented_reduce_with max {what}"),
         );
         assert_same(
             &seg.iter().map(|x| x.2).collect::<Vec<_>>(),
-            &o_seg_reduce(&xs, &fl, Op::Min),
+            &seg_reduce(&xs, &fl, Op::Min),
             &format!("segmented_reduce_with min {what}"),
         );
         // Traced exclusive scans and fold from a non-finite init (each component its own).
@@ -1171,7 +1071,7 @@ fn extremes_and_custom<X: T>() {
             let (op, i) = (ops[k], inits[k]);
             assert_same(
                 &ex[k],
-                &o_excl(&xs, i, op),
+                &exclusive_oracle(&xs, i, op),
                 &format!("exclusive_scan_with {op:?} init {i:?} {what}"),
             );
             // f16/bf16 with a finite nonzero init: `init f x` comes rounded before the rest of
@@ -1182,7 +1082,7 @@ fn extremes_and_custom<X: T>() {
             if !rounds_twice {
                 assert_same(
                     &sex[k],
-                    &o_seg_excl(&xs, &fl, i, op),
+                    &seg_excl(&xs, &fl, i, op),
                     &format!("segmented_exclusive_scan_with {op:?} init {i:?} {what}"),
                 );
             }
@@ -1231,7 +1131,7 @@ fn histograms<X: T>() {
             let (lo, hi) = (x(lo), x(hi));
             let mut want = vec![0u64; bins];
             for &v in &xs {
-                if let Some(k) = o_bin(v, bins, lo, hi) {
+                if let Some(k) = crate::histogram::bin(v, bins, lo, hi) {
                     want[k] += 1;
                 }
             }

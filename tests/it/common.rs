@@ -340,55 +340,28 @@ pub fn ops<X: T>() -> Vec<Op> {
 #[macro_export]
 macro_rules! for_types {
     ($name:ident, $body:ident) => {
+        $crate::for_each_type!(
+            $name,
+            $body,
+            [i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64]
+        );
+    };
+}
+
+/// Runs `$body` once for each listed element type, in a module `$name` with one `#[test]`
+/// named after each type.
+#[macro_export]
+macro_rules! for_each_type {
+    ($name:ident, $body:ident, [$($t:ident),* $(,)?]) => {
         mod $name {
-            #[test]
-            fn i8() {
-                super::$body::<i8>()
-            }
-            #[test]
-            fn i16() {
-                super::$body::<i16>()
-            }
-            #[test]
-            fn i32() {
-                super::$body::<i32>()
-            }
-            #[test]
-            fn i64() {
-                super::$body::<i64>()
-            }
-            #[test]
-            fn u8() {
-                super::$body::<u8>()
-            }
-            #[test]
-            fn u16() {
-                super::$body::<u16>()
-            }
-            #[test]
-            fn u32() {
-                super::$body::<u32>()
-            }
-            #[test]
-            fn u64() {
-                super::$body::<u64>()
-            }
-            #[test]
-            fn f16() {
-                super::$body::<devseq::f16>()
-            }
-            #[test]
-            fn bf16() {
-                super::$body::<devseq::bf16>()
-            }
-            #[test]
-            fn f32() {
-                super::$body::<f32>()
-            }
-            #[test]
-            fn f64() {
-                super::$body::<f64>()
-            }
+            #[allow(unused_imports)]
+            use devseq::{bf16, f16};
+            $(
+                #[test]
+                fn $t() {
+                    super::$body::<$t>()
+                }
+            )*
         }
     };
 }

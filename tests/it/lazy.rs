@@ -24,36 +24,7 @@ use devseq::{DeviceSeq, Element, Error, Expr, Index, Op, bf16, f16};
 /// type and consumer) within minutes. Every type's stored inputs are tested elsewhere.
 macro_rules! for_lazy_types {
     ($name:ident, $body:ident) => {
-        mod $name {
-            #[test]
-            fn u8() {
-                super::$body::<u8>()
-            }
-            #[test]
-            fn i32() {
-                super::$body::<i32>()
-            }
-            #[test]
-            fn u64() {
-                super::$body::<u64>()
-            }
-            #[test]
-            fn f16() {
-                super::$body::<devseq::f16>()
-            }
-            #[test]
-            fn bf16() {
-                super::$body::<devseq::bf16>()
-            }
-            #[test]
-            fn f32() {
-                super::$body::<f32>()
-            }
-            #[test]
-            fn f64() {
-                super::$body::<f64>()
-            }
-        }
+        crate::for_each_type!($name, $body, [u8, i32, u64, f16, bf16, f32, f64]);
     };
 }
 

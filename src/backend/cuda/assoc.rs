@@ -45,8 +45,20 @@ const ROUNDS: u32 = 2;
 /// kernel's, so results depend only on the length and the device).
 const BLOCKS_PER_SM: u64 = 8;
 
-fn sources_list(s: &[String]) -> String {
-    s.join(", ")
+/// The name expression of an instance of `template` (`ds_assoc_reduce` or `ds_assoc_scan`:
+/// the two share their template parameters).
+fn assoc_name(
+    template: &str,
+    block: u32,
+    rounds: u32,
+    vec: u32,
+    mode: u32,
+    s: &[String],
+) -> String {
+    format!(
+        "{template}<ds_F, {block}, {rounds}, {vec}, {mode}, {}>",
+        s.join(", ")
+    )
 }
 
 impl Template for AssocReduceKey {
@@ -54,13 +66,13 @@ impl Template for AssocReduceKey {
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
     fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}>",
+        assoc_name(
+            "ds_assoc_reduce",
             self.block,
             self.rounds,
             self.vec,
             self.mode,
-            sources_list(s)
+            s,
         )
     }
 }
@@ -70,13 +82,13 @@ impl Template for AssocScanKey {
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
     fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_scan<ds_F, {}, {}, {}, {}, {}>",
+        assoc_name(
+            "ds_assoc_scan",
             self.block,
             self.rounds,
             self.vec,
             self.mode,
-            sources_list(s)
+            s,
         )
     }
 }

@@ -241,7 +241,7 @@ impl Jit {
             .as_ref()
             .map(|d| disk_cache::entry_path(d, &key));
         if let Some(p) = &path {
-            match disk_cache::read(p, &key) {
+            let why = match disk_cache::read(p, &key) {
                 Ok((lowered, image)) => match self.load(image, &lowered, expr) {
                     Ok(k) => {
                         if log_enabled() {
@@ -252,21 +252,15 @@ impl Jit {
                         }
                         return Ok(k);
                     }
-                    Err(e) if log_enabled() => {
-                        eprintln!(
-                            "devseq: {}: did not load ({e}); compiling again",
-                            p.display()
-                        )
-                    }
-                    Err(_) => {}
+                    Err(e) => Some(format!("did not load ({e})")),
                 },
-                Err(disk_cache::Reject::Missing) => {}
-                Err(why) if log_enabled() => eprintln!(
-                    "devseq: {}: not used ({}); compiling again",
-                    p.display(),
-                    why.reason()
-                ),
-                Err(_) => {}
+                Err(disk_cache::Reject::Missing) => None,
+                Err(r) => Some(format!("not used ({})", r.reason())),
+            };
+            if let Some(why) = why
+                && log_enabled()
+            {
+                eprintln!("devseq: {}: {why}; compiling again", p.display());
             }
         }
         let (lowered, image, _) = compile(source, expr, &self.options, &self.target)?;

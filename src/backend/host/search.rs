@@ -1,7 +1,7 @@
 //! `lower_bound` and `upper_bound` on the host: a binary search per needle on the ordered
 //! bits of the GPU's (floats in the order of `total_cmp`), needles in parallel chunks.
 
-use super::sort::ordered_bits;
+use super::sort::key;
 use super::{CHUNK, HostSrc};
 use crate::item::{Element, Index};
 use rayon::prelude::*;
@@ -12,16 +12,15 @@ pub(crate) fn search<T: Element, I: Index>(
     needles: &HostSrc<'_, T>,
     upper: bool,
 ) -> Vec<I> {
-    let key = |x: T| ordered_bits(T::TYPE, x.to_bits());
     let mut out = vec![I::default(); needles.len()];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
         let mut h = hay.eval();
         for (slot, &q) in o.iter_mut().zip(needles.chunk(c).iter()) {
-            let q = key(q);
+            let q = key(q, false);
             let (mut a, mut b) = (0usize, hay.len());
             while a < b {
                 let mid = a + (b - a) / 2;
-                let k = key(h.at(mid));
+                let k = key(h.at(mid), false);
                 if if upper { k <= q } else { k < q } {
                     a = mid + 1;
                 } else {

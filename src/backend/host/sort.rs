@@ -22,7 +22,7 @@ pub(crate) fn ordered_bits(ty: ScalarType, b: u64) -> u64 {
 }
 
 /// The sort key of `x`: its ordered bits, complemented for a descending sort (as the GPU's).
-fn key<T: Element>(x: T, descending: bool) -> u64 {
+pub(crate) fn key<T: Element>(x: T, descending: bool) -> u64 {
     let k = ordered_bits(T::TYPE, x.to_bits());
     if descending { !k } else { k }
 }
