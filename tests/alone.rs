@@ -280,9 +280,13 @@ fn every_primitive(
     out.push(sum(&xs.gather(idx)?)?);
     let base = DeviceSeq::<u32>::filled(dev, 5, n / 2 + 1)?;
     let half = idx.map(|i| i / 2)?;
+    // A permutation (argsort, rotated by one through a lazy map): no slot is written twice,
+    // since which of several values lands in one slot is unspecified.
+    let m = n as u32;
+    let whole = DeviceSeq::<u32>::filled(dev, 5, n)?;
     out.push(sum(&xs.scatter(
-        &xs.argsort::<u32>()?.map(|i| i / 2)?.copy()?,
-        &base,
+        &xs.argsort::<u32>()?.map(move |i| (i + 1) % m)?,
+        &whole,
     )?)?);
     out.push(sum(&xs.scatter_combine(&half, &base, Op::Add)?)?);
     let (k2, v2) = keys.sort_pairs(xs)?;

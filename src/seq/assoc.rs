@@ -169,11 +169,13 @@ impl<T: Item> DeviceSeq<T> {
     /// # Examples
     ///
     /// ```
-    /// use devseq::{Device, DeviceSeq};
+    /// use devseq::{Device, DeviceSeq, Expr};
     /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::from_slice(&dev, &[1u64, 2, 3])?;
-    /// // Digits read left to right: a non-commutative fold.
-    /// assert_eq!(xs.exclusive_scan_with(7, |a, b| a * 10 + b)?.to_vec()?, [7, 71, 712]);
+    /// // Fill forward: the last nonzero value before each position (associative, not
+    /// // commutative).
+    /// let xs = DeviceSeq::from_slice(&dev, &[0u64, 4, 0, 5])?;
+    /// let ys = xs.exclusive_scan_with(7, |a, b| Expr::select(b.ne(0), b, a))?;
+    /// assert_eq!(ys.to_vec()?, [7, 7, 4, 4]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn exclusive_scan_with(
@@ -221,12 +223,13 @@ impl<T: Item> DeviceSeq<T> {
     /// # Examples
     ///
     /// ```
-    /// use devseq::{Device, DeviceSeq};
+    /// use devseq::{Device, DeviceSeq, Expr};
     /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 2, 3, 4])?;
-    /// let flags = DeviceSeq::from_slice(&dev, &[1u8, 0, 1, 0])?;
-    /// let ys = xs.segmented_inclusive_scan_with(&flags, |a, b| a * 10 + b)?;
-    /// assert_eq!(ys.to_vec()?, [1, 12, 3, 34]);
+    /// // Fill forward within each segment.
+    /// let xs = DeviceSeq::from_slice(&dev, &[4u32, 0, 0, 7, 0])?;
+    /// let flags = DeviceSeq::from_slice(&dev, &[1u8, 0, 1, 0, 0])?;
+    /// let ys = xs.segmented_inclusive_scan_with(&flags, |a, b| Expr::select(b.ne(0), b, a))?;
+    /// assert_eq!(ys.to_vec()?, [4, 4, 0, 7, 7]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn segmented_inclusive_scan_with(
@@ -260,12 +263,12 @@ impl<T: Item> DeviceSeq<T> {
     /// # Examples
     ///
     /// ```
-    /// use devseq::{Device, DeviceSeq};
+    /// use devseq::{Device, DeviceSeq, Expr};
     /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 2, 3, 4])?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 0, 3, 0])?;
     /// let flags = DeviceSeq::from_slice(&dev, &[0u8, 0, 1, 0])?;
-    /// let ys = xs.segmented_exclusive_scan_with(&flags, 5, |a, b| a * 10 + b)?;
-    /// assert_eq!(ys.to_vec()?, [5, 51, 5, 53]);
+    /// let ys = xs.segmented_exclusive_scan_with(&flags, 5, |a, b| Expr::select(b.ne(0), b, a))?;
+    /// assert_eq!(ys.to_vec()?, [5, 1, 5, 3]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn segmented_exclusive_scan_with(
@@ -314,12 +317,13 @@ impl<T: Item> DeviceSeq<T> {
     /// # Examples
     ///
     /// ```
-    /// use devseq::{Device, DeviceSeq};
+    /// use devseq::{Device, DeviceSeq, Expr};
     /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 2, 3, 4, 5])?;
+    /// // The last nonzero value of each segment.
+    /// let xs = DeviceSeq::from_slice(&dev, &[4u32, 0, 0, 7, 0])?;
     /// let flags = DeviceSeq::from_slice(&dev, &[1u8, 0, 1, 0, 0])?;
-    /// let ys = xs.segmented_reduce_with(&flags, |a, b| a * 10 + b)?;
-    /// assert_eq!(ys.to_vec()?, [12, 345]);
+    /// let ys = xs.segmented_reduce_with(&flags, |a, b| Expr::select(b.ne(0), b, a))?;
+    /// assert_eq!(ys.to_vec()?, [4, 7]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn segmented_reduce_with(
@@ -367,13 +371,14 @@ impl<T: Item> DeviceSeq<T> {
     /// # Examples
     ///
     /// ```
-    /// use devseq::{Device, DeviceSeq};
+    /// use devseq::{Device, DeviceSeq, Expr};
     /// let dev = Device::auto()?;
-    /// let vals = DeviceSeq::from_slice(&dev, &[1u32, 2, 3])?;
+    /// // The last nonzero value sent to each slot, else the base value.
+    /// let vals = DeviceSeq::from_slice(&dev, &[1u32, 2, 0])?;
     /// let idx = DeviceSeq::from_slice(&dev, &[1u32, 0, 1])?;
     /// let base = DeviceSeq::from_slice(&dev, &[9u32, 8, 7])?;
-    /// let out = vals.scatter_combine_with(&idx, &base, |a, b| a * 10 + b)?;
-    /// assert_eq!(out.to_vec()?, [92, 93, 7]); // 9 f 2; 8 f (1 f 3)
+    /// let out = vals.scatter_combine_with(&idx, &base, |a, b| Expr::select(b.ne(0), b, a))?;
+    /// assert_eq!(out.to_vec()?, [2, 1, 7]); // 9 f 2; 8 f (1 f 0)
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn scatter_combine_with<I: Index>(
