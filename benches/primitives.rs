@@ -9,7 +9,7 @@
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
 //! Arguments other than `--bench` are substrings that select primitives by name;
 //! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
-//! lines the peer does not have (for tuning: 8-byte segmented scans, segmented_reduce).
+//! lines the peer does not have (for tuning: the segmented scan of i64, segmented_reduce).
 
 use devseq::{Device, DeviceSeq, Expr, Op, Result};
 
@@ -121,12 +121,8 @@ fn main() -> Result<()> {
         if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
             let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
             let wide = ints.cast::<i64>()?.copy()?;
-            let dbl = f.cast::<f64>()?.copy()?;
             b.run("segmented_scan_add_i64", lg, 17.0, || {
                 wide.segmented_inclusive_scan(&flags, Op::Add).map(drop)
-            })?;
-            b.run("segmented_scan_add_f64", lg, 17.0, || {
-                dbl.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
             b.run("segmented_reduce_add_i32", lg, 5.0, || {
                 ints.segmented_reduce(&flags, Op::Add).map(drop)
@@ -209,13 +205,39 @@ fn main() -> Result<()> {
             })?;
             let (lo, hi) = (keys.slice(..n / 2).sort()?, keys.slice(n / 2..).sort()?);
             b.run("merge_u32", lg, 8.0, || lo.merge(&hi).map(drop))?;
-            // No peer line (CCCL 3.0.1 has no top-k; sort_descending is sort's twin).
-            if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
-                b.run("sort_descending_u32", lg, 8.0, || {
-                    keys.sort_descending().map(drop)
-                })?;
-                b.run("top_k_1024_f32", lg, 4.0, || f.top_k::<u32>(1024).map(drop))?;
-            }
+            // No peer lines: CCCL 3.0.1 has no top-k (compare with reduce_add_f32 and
+            // torch.topk), and sort_descending is compared with sort_u32.
+            b.run("sort_descending_u32", lg, 8.0, || {
+                keys.sort_descending().map(drop)
+            })?;
+            b.run("top_k_16_f32", lg, 4.0, || f.top_k::<u32>(16).map(drop))?;
+            b.run("top_k_100_f32", lg, 4.0, || f.top_k::<u32>(100).map(drop))?;
+            b.run("top_k_1024_f32", lg, 4.0, || f.top_k::<u32>(1024).map(drop))?;
+        }
+        // 8-byte elements: f64 = f, i64 = ints, u64 keys (hash(i) << 32) | hash(i ^ 0x5bd1e995),
+        // segments of 1000 (head flags where the peer's by-key scan has keys i / 1000).
+        {
+            let dbl = f.cast::<f64>()?.copy()?;
+            let wide = ints.cast::<i64>()?.copy()?;
+            let k64 = idx
+                .map(|i| (hash(i).cast::<u64>() << 32u32) | hash(i ^ 0x5bd1e995u32).cast::<u64>())?
+                .copy()?;
+            b.run("reduce_add_f64", lg, 8.0, || {
+                dbl.reduce_to_seq(Op::Add).map(drop)
+            })?;
+            b.run("inclusive_scan_add_i64", lg, 16.0, || {
+                wide.inclusive_scan(Op::Add).map(drop)
+            })?;
+            let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
+            b.run("segmented_scan_add_f64", lg, 16.0, || {
+                dbl.segmented_inclusive_scan(&flags, Op::Add).map(drop)
+            })?;
+            let perm = keys.argsort::<u32>()?;
+            b.run("gather_f64", lg, 20.0, || dbl.gather(&perm).map(drop))?;
+            b.run("sort_u64", lg, 16.0, || k64.sort().map(drop))?;
+            b.run("sort_pairs_u64_u32", lg, 24.0, || {
+                k64.sort_pairs(&idx).map(drop)
+            })?;
         }
         b.run("reduce_with_pairs_f32", lg, 4.0, || {
             f.map(|x| (x, x * x))?

@@ -99,6 +99,14 @@ pub(crate) trait Backend: Send + Sync {
         upper: bool,
         idx: ScalarType,
     ) -> Result<Column>;
+    /// The stable merge of the sorted `a` and `b` (ties from `a` first, the `total_cmp` order
+    /// for floats), and each pair of value columns (of `a`, of `b`) moved with its keys.
+    fn merge(
+        &self,
+        a: &Source,
+        b: &Source,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)>;
     /// The combination by `c` of the `len > 0` items whose components are `srcs`, as compute
     /// bits, in order.
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>>;

@@ -27,17 +27,6 @@ const DIGIT: u32 = 11;
 /// Candidates at or below which `top_k` stops refining and sorts them.
 const SELECT_CANDIDATES: u64 = 1 << 16;
 
-/// `a` and `b` placed at the positions `pa` and `pb` of their merge (which cover it).
-fn place<V: Item>(
-    a: &DeviceSeq<V>,
-    pa: &DeviceSeq<u64>,
-    b: &DeviceSeq<V>,
-    pb: &DeviceSeq<u64>,
-) -> Result<DeviceSeq<V>> {
-    let base = DeviceSeq::filled(a.device(), V::from_item_bits(&[0; 4]), a.len() + b.len())?;
-    b.scatter(pb, &a.scatter(pa, &base)?)
-}
-
 impl<T: Element> DeviceSeq<T> {
     /// For each needle, the first position `p` with `self[p] >= needle`
     /// (`partition_point(|x| x < needle)`) in a sequence sorted ascending (floats in the
@@ -45,7 +34,10 @@ impl<T: Element> DeviceSeq<T> {
     /// positions in `0..=len`, never a panic.
     ///
     /// GPU: one binary search per needle whose top levels (2048 evenly spaced keys of the
-    /// sequence) each block keeps in shared memory.
+    /// sequence) each block keeps in shared memory. Where the sequence is larger than the L2
+    /// cache and there are at least 2^18 needles, the needles are first sorted with their
+    /// positions and each answer written back to its needle's position: the searches of
+    /// neighbouring sorted needles share their paths, so the caches serve most reads.
     ///
     /// # Errors
     ///
@@ -100,9 +92,9 @@ impl<T: Element> DeviceSeq<T> {
     /// the elements of `self` come first. Inputs that are not sorted give an unspecified
     /// result of the right length, never a panic.
     ///
-    /// Element `i` of `self` lands at `i + other.lower_bound(self[i])` and element `j` of
-    /// `other` at `j + self.upper_bound(other[j])`: two searches of sorted needles and two
-    /// scatters (a merge-path kernel is the planned faster path).
+    /// GPU: merge path (Green, McColl and Bader 2012). A binary search along a diagonal of
+    /// the merge finds how many of each tile's outputs come from `self`; each tile is then
+    /// merged in shared memory and stored coalesced: one read of each input, one write.
     ///
     /// # Errors
     ///
@@ -119,8 +111,12 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn merge(&self, other: &DeviceSeq<T>) -> Result<Self> {
-        let (pa, pb) = self.merge_positions(other)?;
-        place(self, &pa, other, &pb)
+        self.same_device(other)?;
+        let (keys, _) = self
+            .device()
+            .backend()
+            .merge(self.source(), other.source(), &[])?;
+        Ok(Self::stored(self.device(), keys))
     }
 
     /// As [`merge`](Self::merge), carrying a value with each key: `(keys, values)` merged
@@ -153,22 +149,20 @@ impl<T: Element> DeviceSeq<T> {
         length(other.len(), other_values.len())?;
         self.same_device(values)?;
         other.same_device(other_values)?;
-        let (pa, pb) = self.merge_positions(other)?;
-        Ok((
-            place(self, &pa, other, &pb)?,
-            place(values, &pa, other_values, &pb)?,
-        ))
-    }
-
-    /// Where the elements of `self` and of `other` land in their merge (u64 positions).
-    fn merge_positions(&self, other: &DeviceSeq<T>) -> Result<(DeviceSeq<u64>, DeviceSeq<u64>)> {
         self.same_device(other)?;
-        let dev = self.device();
-        let pa = DeviceSeq::<u64>::sequence(dev, self.len())?
-            .zip_map(&other.lower_bound::<u64>(self)?, |i, p| i + p)?;
-        let pb = DeviceSeq::<u64>::sequence(dev, other.len())?
-            .zip_map(&self.upper_bound::<u64>(other)?, |j, p| j + p)?;
-        Ok((pa, pb))
+        let pairs: Vec<_> = values
+            .sources()
+            .iter()
+            .zip(other_values.sources())
+            .collect();
+        let (keys, vals) = self
+            .device()
+            .backend()
+            .merge(self.source(), other.source(), &pairs)?;
+        Ok((
+            Self::stored(self.device(), keys),
+            DeviceSeq::stored_columns(self.device(), vals),
+        ))
     }
 
     /// The `k` largest elements in descending order (floats in the `total_cmp` order, so

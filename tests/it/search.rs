@@ -320,6 +320,33 @@ fn bounds<X: S>() {
 }
 for_types!(bounds, bounds);
 
+/// A haystack of 64 MiB (larger than an H100's 50 MB L2 cache) and 2^18 + 7 needles: the GPU
+/// path that sorts the needles first and writes each answer to its needle's position. Needles
+/// stored, sliced and lazy (a map of a stored sequence).
+fn bounds_past_the_cache<X: S>(n: usize) {
+    if small() {
+        eprintln!("bounds_past_the_cache: skipped with DEVSEQ_TEST_SMALL (sanitizer runs)");
+        return;
+    }
+    let mut r = Rng::new(&format!("past the cache {}", std::any::type_name::<X>()));
+    let hay = sorted_dist::<X>(&mut r, n, Dist::Mixed);
+    let q = canonical(&needles_for(&mut r, &hay, (1 << 18) + 7));
+    let (hay, needles) = (upload(&hay), upload(&q));
+    check_bounds(&hay, &needles, "past the cache");
+    check_bounds(&hay, &needles.slice(5..), "past the cache, sliced needles");
+    check_bounds(&hay, &lazy(&needles), "past the cache, lazy needles");
+}
+
+#[test]
+fn bounds_past_the_cache_u32() {
+    bounds_past_the_cache::<u32>((1 << 24) + 3);
+}
+
+#[test]
+fn bounds_past_the_cache_f64() {
+    bounds_past_the_cache::<f64>((1 << 23) + 5);
+}
+
 /// Every ±0 and NaN arrangement spelled out for f32: total_cmp puts -NaN first, +NaN last and
 /// -0.0 before +0.0.
 #[test]
@@ -520,7 +547,11 @@ fn check_merge<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &st
 fn merges<X: S>() {
     let mut r = Rng::new(&format!("merge {}", std::any::type_name::<X>()));
     let large = big(300_001);
-    let sizes = [0usize, 1, 2, 31, 32, 33, 2047, 2048, 2049, 4097, 65537];
+    // The GPU's merge tiles are 3840 outputs (keys of up to 4 bytes) or 1792.
+    let sizes = [
+        0usize, 1, 2, 31, 32, 33, 895, 896, 1791, 1792, 1793, 1920, 2047, 2048, 2049, 3839, 3840,
+        3841, 4097, 65537,
+    ];
     for &s in &sizes {
         for dist in DISTS {
             let pairs = if s > 10_000 {

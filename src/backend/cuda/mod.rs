@@ -18,6 +18,7 @@ mod key;
 mod launch;
 mod map;
 mod mem;
+mod merge;
 mod reduce;
 mod scan;
 mod search;
@@ -177,6 +178,22 @@ impl Backend for CudaBackend {
     ) -> Result<Column> {
         let b = search::search(&self.gpu, hay, needles, upper, idx)?;
         Ok(column(b, idx, needles.len))
+    }
+
+    fn merge(
+        &self,
+        a: &Source,
+        b: &Source,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)> {
+        let (k, vs) = merge::merge(&self.gpu, a, b, values)?;
+        let n = a.len + b.len;
+        let vs = vs
+            .into_iter()
+            .zip(values)
+            .map(|(v, (va, _))| column(v, va.ty(), n))
+            .collect();
+        Ok((column(k, a.ty(), n), vs))
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
@@ -382,6 +399,7 @@ mod compile_check {
         v.extend(histogram::check::variants());
         v.extend(assoc::check::variants());
         v.extend(search::check::variants(&positions));
+        v.extend(merge::check::variants(&positions));
         v
     }
 

@@ -8,6 +8,7 @@ pub(crate) mod combine;
 pub(crate) mod compact;
 pub(crate) mod gather;
 pub(crate) mod histogram;
+pub(crate) mod merge;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod search;
@@ -492,6 +493,29 @@ impl Backend for HostBackend {
                 _ => column(search::search::<T, u64>(&h, &q, upper)),
             }
         })
+    }
+
+    fn merge(
+        &self,
+        a: &Source,
+        b: &Source,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)> {
+        let (from, keys) = with_type!(a.ty(), T => {
+            let (a, b) = (HostSrc::<T>::new(a)?, HostSrc::<T>::new(b)?);
+            let from = merge::origins(&a, &b);
+            let keys = column(merge::pick(&a, &b, &from))?;
+            (from, keys)
+        });
+        let vals = values
+            .iter()
+            .map(|(va, vb)| {
+                with_type!(va.ty(), V => {
+                    column(merge::pick(&HostSrc::<V>::new(va)?, &HostSrc::<V>::new(vb)?, &from))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((keys, vals))
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {

@@ -190,6 +190,21 @@ pub(crate) const FLAT_BLOCK: u32 = 256;
 /// every binary search; 8 KB of u32, 16 KB of u64 ordered bits). First choice, not measured.
 pub(crate) const SEARCH_SAMPLES: u32 = 2048;
 
+/// Needles from which a search of a haystack larger than the L2 cache sorts them first (the
+/// sort costs about what a few hundred thousand scattered searches save). First choice.
+pub(crate) const SEARCH_SORTED_NEEDLES: usize = 1 << 18;
+
+/// Threads a block of `ds_merge`.
+pub(crate) const MERGE_BLOCK: u32 = 256;
+
+/// Outputs a thread of `ds_merge` for keys of `size` bytes: odd, so that the threads' stores
+/// of their outputs to shared memory (stride `items`) meet no bank conflicts; a tile of 3840
+/// (15 KB of 4-byte keys) or 1792 outputs. First choice, after the tiles of CUB's and
+/// ModernGPU's merges.
+pub(crate) fn merge_items(size: usize) -> u32 {
+    if size <= 4 { 15 } else { 7 }
+}
+
 /// Threads a block, keys a thread and blocks a multiprocessor (`__launch_bounds__`) of the
 /// radix sort's digit passes, by the widest of key and value and whether values travel. After
 /// CUB's sm_90 tuning of its Onesweep (384 threads x 23 items for 4-byte keys,

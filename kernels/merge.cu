@@ -1,0 +1,101 @@
+// Merge of two sorted sequences by merge path (Green, McColl and Bader, "GPU merge path",
+// 2012; Odeh et al., "Merge path - parallel merging made simple", 2012). The merge of a (na
+// keys) and b (nb keys) is cut into tiles of TILE outputs. The cut at output d is the point
+// where the path of the merge crosses the diagonal i + j = d: the number i of a's keys among
+// the first d outputs, found by a binary search over the diagonal. ds_merge_split finds the
+// cut of every tile; ds_merge then loads a tile's two stretches into shared memory (coalesced),
+// each thread finds its own cut inside the tile (a search of shared memory) and merges ITEMS
+// outputs, and the tile is stored coalesced: keys, and values read from the position each
+// output came from. Stable: on ties a's keys come first. Keys compare by their ordered bits
+// (block/order.cuh: total_cmp for floats) and are stored with their bits unchanged.
+#pragma once
+#include "block/source.cuh"
+#include "block/order.cuh"
+
+namespace ds {
+// The cut of diagonal d: how many of the first d outputs come from a. `a_first(i, j)`: a's
+// key i goes before b's key j (a[i] <= b[j]).
+template <class F> DS_DEV u64 merge_cut(u64 d, u64 na, u64 nb, F a_first) {
+  u64 lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+  while (lo < hi) {
+    const u64 mid = lo + (hi - lo) / 2;
+    if (a_first(mid, d - 1 - mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+}  // namespace ds
+
+template <class KA, class KB, int TILE>
+__global__ void __launch_bounds__(256)
+    ds_merge_split(const KA a, const KB b, const MergeParams p) {
+  using namespace ds;
+  typedef key_bits<typename KA::T> K;
+  const u64 total = p.na + p.nb;
+  u64* __restrict__ cuts = (u64*)p.cuts;
+  for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t <= p.tiles;
+       t += (u64)gridDim.x * blockDim.x) {
+    const u64 d = t * TILE < total ? t * TILE : total;
+    cuts[t] = merge_cut(d, p.na, p.nb, [&](u64 i, u64 j) {
+      return K::order(K::raw(a.at(i))) <= K::order(K::raw(b.at(j)));
+    });
+  }
+}
+
+template <class KA, class KB, class VA, class VB, int KEYS, int VALUES, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    ds_merge(const KA a, const KB b, const VA va, const VB vb, const MergeParams p) {
+  using namespace ds;
+  typedef typename KA::T T;
+  typedef key_bits<T> K;
+  typedef typename K::U U;
+  typedef typename VA::T V;
+  constexpr u32 TILE = BLOCK * ITEMS;
+  static_assert(TILE <= 65536, "origins are 16-bit");
+  __shared__ U s_key[TILE];
+  __shared__ u16 s_from[VALUES ? TILE : 1];
+  const u64* __restrict__ cuts = (const u64*)p.cuts;
+  const u64 total = p.na + p.nb;
+  const u64 t = blockIdx.x;
+  const u64 d0 = t * TILE, d1 = d0 + TILE < total ? d0 + TILE : total;
+  const u64 a0 = cuts[t], a1 = cuts[t + 1];
+  const u64 b0 = d0 - a0;
+  const u32 la = (u32)(a1 - a0), cnt = (u32)(d1 - d0), lb = cnt - la;
+  // The tile's stretch of a, then its stretch of b, as ordered bits.
+  for (u32 k = threadIdx.x; k < cnt; k += BLOCK)
+    s_key[k] = K::order(K::raw(k < la ? a.at(a0 + k) : b.at(b0 + (k - la))));
+  __syncthreads();
+  // This thread's outputs d .. d + ITEMS - 1 of the tile.
+  const u32 d = threadIdx.x * ITEMS < cnt ? threadIdx.x * ITEMS : cnt;
+  u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return s_key[i] <= s_key[la + j]; });
+  u32 ib = la + (d - ia);
+  U key[ITEMS];
+  u32 from[ITEMS];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const bool take_a = ib >= cnt || (ia < la && s_key[ia] <= s_key[ib]);
+    u32 f = take_a ? ia : ib;
+    f = f < TILE ? f : TILE - 1;  // past the tile's end: not stored
+    key[k] = s_key[f];
+    from[k] = f;
+    if (take_a) ++ia;
+    else ++ib;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k)
+    if (d + k < cnt) {
+      s_key[d + k] = key[k];
+      if constexpr (VALUES != 0) s_from[d + k] = (u16)from[k];
+    }
+  __syncthreads();
+  T* __restrict__ out_keys = (T*)p.keys;
+  V* __restrict__ out_vals = (V*)p.values;
+  for (u32 k = threadIdx.x; k < cnt; k += BLOCK) {
+    if constexpr (KEYS != 0) out_keys[d0 + k] = K::from_raw(K::unorder(s_key[k]));
+    if constexpr (VALUES != 0) {
+      const u32 f = s_from[k];
+      out_vals[d0 + k] = f < la ? va.at(a0 + f) : vb.at(b0 + (f - la));
+    }
+  }
+}
