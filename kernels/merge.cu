@@ -8,6 +8,9 @@
 // outputs, and the tile is stored coalesced: keys, and values read from the position each
 // output came from. Stable: on ties a's keys come first. Keys compare by their ordered bits
 // (block/order.cuh: total_cmp for floats) and are stored with their bits unchanged.
+// ds_merge_rank merges sorted needles with a haystack the same way and writes, for each
+// needle, the number of haystack keys before it in the merge (its lower_bound with the
+// needles as a, its upper_bound with the needles as b) to the needle's original position.
 #pragma once
 #include "block/source.cuh"
 #include "block/order.cuh"
@@ -23,6 +26,60 @@ template <class F> DS_DEV u64 merge_cut(u64 d, u64 na, u64 nb, F a_first) {
     else hi = mid;
   }
   return lo;
+}
+
+// One tile of a merge: its first output d0, the starts a0 and b0 of its stretches of a and b,
+// their lengths la and cnt - la.
+struct MergeTile {
+  u64 d0, a0, b0;
+  u32 la, cnt;
+};
+
+// Tile blockIdx.x's stretches of a and b, loaded into s_key as ordered bits (a's first).
+template <u32 TILE, class KA, class KB, class U>
+DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s_key) {
+  typedef key_bits<typename KA::T> K;
+  const u64* __restrict__ cuts = (const u64*)p.cuts;
+  const u64 total = p.na + p.nb;
+  const u64 t = blockIdx.x;
+  const u64 d0 = t * TILE, d1 = d0 + TILE < total ? d0 + TILE : total;
+  const u64 a0 = cuts[t];
+  // Sorted inputs give a0 <= cuts[t + 1] <= a0 + (d1 - d0). Unsorted ones may not (their
+  // result is unspecified, never a read out of bounds): the end is clamped so that both
+  // stretches lie within their inputs.
+  u64 a1 = cuts[t + 1];
+  a1 = a1 > a0 ? a1 : a0;
+  a1 = a1 + p.nb >= d1 ? a1 : d1 - p.nb;
+  a1 = a1 < a0 + (d1 - d0) ? a1 : a0 + (d1 - d0);
+  a1 = a1 < p.na ? a1 : p.na;
+  MergeTile m{d0, a0, d0 - a0, (u32)(a1 - a0), (u32)(d1 - d0)};
+  for (u32 k = threadIdx.x; k < m.cnt; k += blockDim.x)
+    s_key[k] = K::order(K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la))));
+  __syncthreads();
+  return m;
+}
+
+// This thread's outputs d .. d + ITEMS - 1 of the tile (d returned): their ordered keys, and
+// where each came from (a tile position: a's stretch first, then b's). Outputs at or past
+// the tile's end hold anything.
+template <int ITEMS, u32 TILE, class U>
+DS_DEV u32 merge_thread(const MergeTile& m, const U* s_key, U (&key)[ITEMS],
+                        u32 (&from)[ITEMS]) {
+  const u32 la = m.la, cnt = m.cnt;
+  const u32 d = threadIdx.x * ITEMS < cnt ? threadIdx.x * ITEMS : cnt;
+  u32 ia = (u32)merge_cut(d, la, cnt - la, [&](u64 i, u64 j) { return s_key[i] <= s_key[la + j]; });
+  u32 ib = la + (d - ia);
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const bool take_a = ib >= cnt || (ia < la && s_key[ia] <= s_key[ib]);
+    u32 f = take_a ? ia : ib;
+    f = f < TILE ? f : TILE - 1;  // past the tile's end: not stored
+    key[k] = s_key[f];
+    from[k] = f;
+    if (take_a) ++ia;
+    else ++ib;
+  }
+  return d;
 }
 }  // namespace ds
 
@@ -54,48 +111,49 @@ __global__ void __launch_bounds__(BLOCK)
   static_assert(TILE <= 65536, "origins are 16-bit");
   __shared__ U s_key[TILE];
   __shared__ u16 s_from[VALUES ? TILE : 1];
-  const u64* __restrict__ cuts = (const u64*)p.cuts;
-  const u64 total = p.na + p.nb;
-  const u64 t = blockIdx.x;
-  const u64 d0 = t * TILE, d1 = d0 + TILE < total ? d0 + TILE : total;
-  const u64 a0 = cuts[t], a1 = cuts[t + 1];
-  const u64 b0 = d0 - a0;
-  const u32 la = (u32)(a1 - a0), cnt = (u32)(d1 - d0), lb = cnt - la;
-  // The tile's stretch of a, then its stretch of b, as ordered bits.
-  for (u32 k = threadIdx.x; k < cnt; k += BLOCK)
-    s_key[k] = K::order(K::raw(k < la ? a.at(a0 + k) : b.at(b0 + (k - la))));
-  __syncthreads();
-  // This thread's outputs d .. d + ITEMS - 1 of the tile.
-  const u32 d = threadIdx.x * ITEMS < cnt ? threadIdx.x * ITEMS : cnt;
-  u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return s_key[i] <= s_key[la + j]; });
-  u32 ib = la + (d - ia);
+  const MergeTile m = merge_load<TILE>(a, b, p, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
-#pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const bool take_a = ib >= cnt || (ia < la && s_key[ia] <= s_key[ib]);
-    u32 f = take_a ? ia : ib;
-    f = f < TILE ? f : TILE - 1;  // past the tile's end: not stored
-    key[k] = s_key[f];
-    from[k] = f;
-    if (take_a) ++ia;
-    else ++ib;
-  }
+  const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k)
-    if (d + k < cnt) {
+    if (d + k < m.cnt) {
       s_key[d + k] = key[k];
       if constexpr (VALUES != 0) s_from[d + k] = (u16)from[k];
     }
   __syncthreads();
   T* __restrict__ out_keys = (T*)p.keys;
   V* __restrict__ out_vals = (V*)p.values;
-  for (u32 k = threadIdx.x; k < cnt; k += BLOCK) {
-    if constexpr (KEYS != 0) out_keys[d0 + k] = K::from_raw(K::unorder(s_key[k]));
+  for (u32 k = threadIdx.x; k < m.cnt; k += BLOCK) {
+    if constexpr (KEYS != 0) out_keys[m.d0 + k] = K::from_raw(K::unorder(s_key[k]));
     if constexpr (VALUES != 0) {
       const u32 f = s_from[k];
-      out_vals[d0 + k] = f < la ? va.at(a0 + f) : vb.at(b0 + (f - la));
+      out_vals[m.d0 + k] = f < m.la ? va.at(m.a0 + f) : vb.at(m.b0 + (f - m.la));
+    }
+  }
+}
+
+// SIDE 0: the needles are a; 1: they are b. `pos` holds each sorted needle's original
+// position; the rank goes to p.keys[pos] as I.
+template <class KA, class KB, class P, class I, int SIDE, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK)
+    ds_merge_rank(const KA a, const KB b, const P pos, const MergeParams p) {
+  using namespace ds;
+  typedef typename key_bits<typename KA::T>::U U;
+  constexpr u32 TILE = BLOCK * ITEMS;
+  __shared__ U s_key[TILE];
+  const MergeTile m = merge_load<TILE>(a, b, p, s_key);
+  U key[ITEMS];
+  u32 from[ITEMS];
+  const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
+  I* __restrict__ out = (I*)p.keys;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const u32 f = from[k];
+    if (d + k < m.cnt && (SIDE == 0 ? f < m.la : f >= m.la)) {
+      const u64 j = SIDE == 0 ? m.a0 + f : m.b0 + (f - m.la);
+      out[pos.at(j)] = (I)(m.d0 + d + k - j);
     }
   }
 }

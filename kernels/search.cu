@@ -4,17 +4,14 @@
 // top levels of every search, read once per block instead of once per needle. A needle then
 // searches the samples, which leaves it a stretch of at most `step` keys, and finishes there
 // with a binary search of global memory. The answer is always in 0..=len, sorted haystack or
-// not. Haystack and needles are sources, read at their positions (`at`). With SCATTER the
-// needles come sorted, and the answer for needle i goes to position pos[i] (the needle's
-// place before the sort): neighbouring threads then walk the same path through the haystack,
-// which the caches serve.
+// not. Haystack and needles are sources, read at their positions (`at`).
 #pragma once
 #include "block/source.cuh"
 #include "block/order.cuh"
 
-template <class H, class N, class P, class I, int UPPER, int SCATTER, int BLOCK, int SPLIT>
+template <class H, class N, class I, int UPPER, int BLOCK, int SPLIT>
 __global__ void __launch_bounds__(BLOCK)
-    ds_search(const H hay, const N needles, const P pos, const SearchParams p) {
+    ds_search(const H hay, const N needles, const SearchParams p) {
   using namespace ds;
   typedef typename H::T T;
   typedef key_bits<T> KB;
@@ -44,7 +41,6 @@ __global__ void __launch_bounds__(BLOCK)
       if (before(KB::order(KB::raw(hay.at(mid))))) a = mid + 1;
       else b = mid;
     }
-    if constexpr (SCATTER != 0) out[pos.at(i)] = (I)a;
-    else out[i] = (I)a;
+    out[i] = (I)a;
   }
 }

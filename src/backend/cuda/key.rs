@@ -142,13 +142,15 @@ families! {
     /// 1: exclusive, 2: segmented exclusive.
     AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
     /// Vectorized binary search (`kernels/search.cu`); `upper`: upper_bound; `idx`: the
-    /// positions' type; `scatter`: sorted needles whose answers go to their positions;
-    /// `split`: samples of the haystack in shared memory.
-    Search(SearchKey { upper: bool, idx: ScalarType, scatter: bool, block: u32, split: u32 }),
+    /// positions' type; `split`: samples of the haystack in shared memory.
+    Search(SearchKey { upper: bool, idx: ScalarType, block: u32, split: u32 }),
     /// The cuts of a merge's tiles (`kernels/merge.cu`).
     MergeSplit(MergeSplitKey { tile: u32 }),
     /// A merge's tiles (`kernels/merge.cu`); `keys`, `values`: what it stores.
     Merge(MergeKey { keys: bool, values: bool, block: u32, items: u32 }),
+    /// Ranks of sorted needles in a haystack by merging them (`kernels/merge.cu`); `side_b`:
+    /// the needles are the merge's second input (upper_bound); `idx`: the ranks' type.
+    MergeRank(MergeRankKey { side_b: bool, idx: ScalarType, block: u32, items: u32 }),
     /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
     /// counters.
     Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),

@@ -1,13 +1,15 @@
 //! `merge` and `merge_pairs` on the GPU (`kernels/merge.cu`): merge path. One kernel finds
 //! where the merge of the two sequences crosses every tile's first output (a binary search
 //! along a diagonal); a second merges each tile in shared memory and stores it coalesced.
+//! `rank` merges sorted needles with a haystack the same way, for large searches.
 
 use super::gpu::Gpu;
-use super::key::{MergeKey, MergeSplitKey, Template};
+use super::key::{MergeKey, MergeRankKey, MergeSplitKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::tuning;
 use crate::error::Result;
+use crate::item::ScalarType;
 use crate::source::Source;
 
 kernel_params!(
@@ -42,6 +44,23 @@ impl Template for MergeKey {
     }
 }
 
+impl Template for MergeRankKey {
+    type Params = MergeParams;
+    const FILE: &'static str = "merge.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_merge_rank<{}, {}, {}, {}, {}, {}, {}>",
+            s[0],
+            s[1],
+            s[2],
+            self.idx.name(),
+            self.side_b as u32,
+            self.block,
+            self.items
+        )
+    }
+}
+
 /// Threads a block of `ds_merge_split` (fixed by its `__launch_bounds__`).
 const SPLIT_BLOCK: u32 = 256;
 
@@ -49,7 +68,67 @@ fn key(size: usize, keys: bool, values: bool) -> MergeKey {
     MergeKey {
         keys,
         values,
-        block: tuning::MERGE_BLOCK,
+        block: tuning::merge_block(),
+        items: tuning::merge_items(size),
+    }
+}
+
+/// Where the merge of `a` and `b` crosses the first output of each tile of `tile` outputs
+/// (and its end): how many of the outputs before it come from `a`; and the tiles.
+fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Buffer, u64)> {
+    let total = (a.len + b.len) as u64;
+    let tiles = total.div_ceil(tile as u64);
+    let cuts = Buffer::new(gpu, (tiles as usize + 1) * 8)?;
+    let p = MergeParams {
+        cuts: cuts.ptr(),
+        keys: Ptr(0),
+        values: Ptr(0),
+        na: a.len as u64,
+        nb: b.len as u64,
+        tiles,
+    };
+    gpu.kernel(MergeSplitKey { tile }, &[(a, 1), (b, 1)])?
+        .launch((tiles + 1).div_ceil(SPLIT_BLOCK as u64), SPLIT_BLOCK, 0, &p)?;
+    Ok((cuts, tiles))
+}
+
+/// For each of the sorted `needles` (which came from the positions `pos`), the number of keys
+/// of the sorted `hay` below it (at or below it where `upper`), written to `out[pos]` as
+/// `idx`: the needles merge with the haystack, first on ties for lower bounds, second for
+/// upper bounds.
+pub(crate) fn rank(
+    gpu: &Gpu,
+    needles: &Source,
+    pos: &Source,
+    hay: &Source,
+    upper: bool,
+    out: &Buffer,
+    idx: ScalarType,
+) -> Result<()> {
+    let (a, b) = if upper {
+        (hay, needles)
+    } else {
+        (needles, hay)
+    };
+    let k = rank_key(hay.ty().size(), upper, idx);
+    let (cuts, tiles) = cut(gpu, a, b, k.block * k.items)?;
+    let p = MergeParams {
+        cuts: cuts.ptr(),
+        keys: out.ptr(),
+        values: Ptr(0),
+        na: a.len as u64,
+        nb: b.len as u64,
+        tiles,
+    };
+    gpu.kernel(k, &[(a, 1), (b, 1), (pos, 1)])?
+        .launch(tiles, k.block, 0, &p)
+}
+
+fn rank_key(size: usize, side_b: bool, idx: ScalarType) -> MergeRankKey {
+    MergeRankKey {
+        side_b,
+        idx,
+        block: tuning::merge_block(),
         items: tuning::merge_items(size),
     }
 }
@@ -74,9 +153,7 @@ pub(crate) fn merge(
         return Ok((keys, vals));
     }
     let k0 = key(size, true, false);
-    let tile = (k0.block * k0.items) as u64;
-    let tiles = total.div_ceil(tile);
-    let cuts = Buffer::new(gpu, (tiles as usize + 1) * 8)?;
+    let (cuts, tiles) = cut(gpu, a, b, k0.block * k0.items)?;
     let mut p = MergeParams {
         cuts: cuts.ptr(),
         keys: keys.ptr(),
@@ -85,13 +162,6 @@ pub(crate) fn merge(
         nb,
         tiles,
     };
-    let split = MergeSplitKey { tile: tile as u32 };
-    gpu.kernel(split, &[(a, 1), (b, 1)])?.launch(
-        (tiles + 1).div_ceil(SPLIT_BLOCK as u64),
-        SPLIT_BLOCK,
-        0,
-        &p,
-    )?;
     // The keys with the first value columns, then each further value column alone.
     let mut first = true;
     for ((va, vb), out) in values.iter().zip(&vals) {
@@ -113,7 +183,6 @@ pub(crate) mod check {
     use super::*;
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
-    use crate::item::ScalarType;
 
     /// The instances a compile check builds.
     pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
@@ -141,6 +210,18 @@ pub(crate) mod check {
                     family: key(t.size(), keys, true).into(),
                     sources: vec![plain.clone(), plain.clone(), pv.clone(), pv],
                 });
+            }
+        }
+        for t in ScalarType::ALL {
+            let plain = SourceKey::plain(t, 1);
+            for idx in [ScalarType::U32, ScalarType::U64] {
+                for side_b in [false, true] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: rank_key(t.size(), side_b, idx).into(),
+                        sources: vec![plain.clone(), plain.clone(), SourceKey::plain(idx, 1)],
+                    });
+                }
             }
         }
         for p in lazy {

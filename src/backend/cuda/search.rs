@@ -1,15 +1,14 @@
 //! `lower_bound` and `upper_bound` on the GPU (`kernels/search.cu`): a binary search per
 //! needle whose top levels are samples of the haystack in shared memory. Where the haystack
-//! is larger than the L2 cache and the needles many, the needles are sorted first (with their
-//! positions) and each answer is written to its needle's position: searches of sorted needles
-//! share their paths through the haystack, so most of their reads hit the caches instead of
-//! each costing a trip to memory.
+//! is larger than the L2 cache and the needles many, random searches would each cost a
+//! chain of trips to memory; the needles are sorted instead (with their positions) and merged
+//! with the haystack (`merge::rank`), which reads each once.
 
 use super::gpu::Gpu;
 use super::key::{SearchKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
-use super::{sort, tuning};
+use super::{merge, sort, tuning};
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
@@ -30,24 +29,21 @@ impl Template for SearchKey {
     const FILE: &'static str = "search.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_search<{}, {}, {}, {}, {}, {}, {}, {}>",
+            "ds_search<{}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
-            s[2],
             self.idx.name(),
             self.upper as u32,
-            self.scatter as u32,
             self.block,
             self.split
         )
     }
 }
 
-fn key(upper: bool, idx: ScalarType, scatter: bool) -> SearchKey {
+fn key(upper: bool, idx: ScalarType) -> SearchKey {
     SearchKey {
         upper,
         idx,
-        scatter,
         block: tuning::FLAT_BLOCK,
         split: tuning::SEARCH_SAMPLES,
     }
@@ -67,29 +63,27 @@ pub(crate) fn search(
     if n == 0 {
         return Ok(out);
     }
-    let sorted = n >= tuning::SEARCH_SORTED_NEEDLES
-        && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes;
-    // The needles sorted, with the positions they came from.
-    let held;
-    let (needles, pos) = if sorted {
+    if n >= tuning::SEARCH_SORTED_NEEDLES && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
+    {
         let at = if n <= u32::MAX as usize {
             ScalarType::U32
         } else {
             ScalarType::U64
         };
         let s = sort::sort(gpu, needles, Some(&Source::sequence(at, n)), false)?;
-        let values = s
+        let pos = s
             .values
             .ok_or_else(|| Error::Internal("a sort returned no values".into()))?;
-        held = (Source::column(s.keys), Source::column(values));
-        (&held.0, &held.1)
-    } else {
-        (needles, needles)
-    };
-    let k = key(upper, idx, sorted);
+        let sorted = Source::column(s.keys);
+        // A haystack that is not sorted may leave needles unranked: they read 0.
+        gpu.fill(&out, 4, 0, n * idx.size() / 4)?;
+        merge::rank(gpu, &sorted, &Source::column(pos), hay, upper, &out, idx)?;
+        return Ok(out);
+    }
+    let k = key(upper, idx);
     let step = (len as u64).div_ceil(k.split as u64).max(1);
     let samples = (len as u64).div_ceil(step) as u32;
-    let bound = gpu.kernel(k, &[(hay, 1), (needles, 1), (pos, 1)])?;
+    let bound = gpu.kernel(k, &[(hay, 1), (needles, 1)])?;
     let grid = bound.wave(k.block, (n as u64).div_ceil(k.block as u64))?;
     bound.launch(
         grid,
@@ -121,14 +115,8 @@ pub(crate) mod check {
                     let plain = SourceKey::plain(t, 1);
                     v.push(KernelKey {
                         functor: None,
-                        family: key(upper, idx, false).into(),
-                        sources: vec![plain.clone(), plain.clone(), plain.clone()],
-                    });
-                    let at = SourceKey::plain(idx, 1);
-                    v.push(KernelKey {
-                        functor: None,
-                        family: key(upper, idx, true).into(),
-                        sources: vec![plain.clone(), plain, at],
+                        family: key(upper, idx).into(),
+                        sources: vec![plain.clone(), plain],
                     });
                 }
             }
@@ -136,8 +124,8 @@ pub(crate) mod check {
         for p in lazy {
             v.push(KernelKey {
                 functor: None,
-                family: key(false, ScalarType::U32, false).into(),
-                sources: vec![p.clone(), p.clone(), p.clone()],
+                family: key(false, ScalarType::U32).into(),
+                sources: vec![p.clone(), p.clone()],
             });
         }
         v

@@ -190,19 +190,26 @@ pub(crate) const FLAT_BLOCK: u32 = 256;
 /// every binary search; 8 KB of u32, 16 KB of u64 ordered bits). First choice, not measured.
 pub(crate) const SEARCH_SAMPLES: u32 = 2048;
 
-/// Needles from which a search of a haystack larger than the L2 cache sorts them first (the
-/// sort costs about what a few hundred thousand scattered searches save). First choice.
+/// Needles from which a search of a haystack larger than the L2 cache sorts them and merges
+/// them with the haystack (the sort and the haystack's read cost about what a few hundred
+/// thousand searches through memory do). First choice.
 pub(crate) const SEARCH_SORTED_NEEDLES: usize = 1 << 18;
 
 /// Threads a block of `ds_merge`.
-pub(crate) const MERGE_BLOCK: u32 = 256;
+pub(crate) fn merge_block() -> u32 {
+    knob("merge_block", 256)
+}
 
 /// Outputs a thread of `ds_merge` for keys of `size` bytes: odd, so that the threads' stores
 /// of their outputs to shared memory (stride `items`) meet no bank conflicts; a tile of 3840
 /// (15 KB of 4-byte keys) or 1792 outputs. First choice, after the tiles of CUB's and
 /// ModernGPU's merges.
 pub(crate) fn merge_items(size: usize) -> u32 {
-    if size <= 4 { 15 } else { 7 }
+    if size <= 4 {
+        knob("merge_items", 15)
+    } else {
+        knob("merge_items8", 7)
+    }
 }
 
 /// Threads a block, keys a thread and blocks a multiprocessor (`__launch_bounds__`) of the
