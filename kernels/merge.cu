@@ -35,10 +35,12 @@ struct MergeTile {
   u32 la, cnt;
 };
 
-// Tile blockIdx.x's stretches of a and b, loaded into s_key as ordered bits (a's first).
-template <u32 TILE, class KA, class KB, class U>
+// Tile blockIdx.x's stretches of a and b, loaded into s_key as ordered bits (a's first): all
+// of a thread's loads are issued before the first is stored.
+template <int BLOCK, int ITEMS, class KA, class KB, class U>
 DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s_key) {
   typedef key_bits<typename KA::T> K;
+  constexpr u32 TILE = BLOCK * ITEMS;
   const u64* __restrict__ cuts = (const u64*)p.cuts;
   const u64 total = p.na + p.nb;
   const u64 t = blockIdx.x;
@@ -53,8 +55,17 @@ DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s
   a1 = a1 < a0 + (d1 - d0) ? a1 : a0 + (d1 - d0);
   a1 = a1 < p.na ? a1 : p.na;
   MergeTile m{d0, a0, d0 - a0, (u32)(a1 - a0), (u32)(d1 - d0)};
-  for (u32 k = threadIdx.x; k < m.cnt; k += blockDim.x)
-    s_key[k] = K::order(K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la))));
+  U v[ITEMS];
+#pragma unroll
+  for (int r = 0; r < ITEMS; ++r) {
+    const u32 k = r * BLOCK + threadIdx.x;
+    if (k < m.cnt) v[r] = K::order(K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la))));
+  }
+#pragma unroll
+  for (int r = 0; r < ITEMS; ++r) {
+    const u32 k = r * BLOCK + threadIdx.x;
+    if (k < m.cnt) s_key[k] = v[r];
+  }
   __syncthreads();
   return m;
 }
@@ -111,7 +122,7 @@ __global__ void __launch_bounds__(BLOCK)
   static_assert(TILE <= 65536, "origins are 16-bit");
   __shared__ U s_key[TILE];
   __shared__ u16 s_from[VALUES ? TILE : 1];
-  const MergeTile m = merge_load<TILE>(a, b, p, s_key);
+  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
   const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
@@ -125,35 +136,54 @@ __global__ void __launch_bounds__(BLOCK)
   __syncthreads();
   T* __restrict__ out_keys = (T*)p.keys;
   V* __restrict__ out_vals = (V*)p.values;
-  for (u32 k = threadIdx.x; k < m.cnt; k += BLOCK) {
-    if constexpr (KEYS != 0) out_keys[m.d0 + k] = K::from_raw(K::unorder(s_key[k]));
-    if constexpr (VALUES != 0) {
-      const u32 f = s_from[k];
-      out_vals[m.d0 + k] = f < m.la ? va.at(m.a0 + f) : vb.at(m.b0 + (f - m.la));
+#pragma unroll
+  for (int r = 0; r < ITEMS; ++r) {
+    const u32 k = r * BLOCK + threadIdx.x;
+    if (k < m.cnt) {
+      if constexpr (KEYS != 0) out_keys[m.d0 + k] = K::from_raw(K::unorder(s_key[k]));
+      if constexpr (VALUES != 0) {
+        const u32 f = s_from[k];
+        out_vals[m.d0 + k] = f < m.la ? va.at(m.a0 + f) : vb.at(m.b0 + (f - m.la));
+      }
     }
   }
 }
 
-// SIDE 0: the needles are a; 1: they are b. `pos` holds each sorted needle's original
-// position; the rank goes to p.keys[pos] as I.
-template <class KA, class KB, class P, class I, int SIDE, int BLOCK, int ITEMS>
+// SIDE 0: the needles are a; 1: they are b. The rank of each needle, in the needles' order,
+// goes to p.keys as I: within a tile a needle's rank is the other input's stretch start plus
+// (its output position - its position in the tile), under 2^16, staged in shared memory so
+// that the stores are coalesced. Needles no output of a thread covers (unsorted haystacks)
+// read the stretch start.
+template <class KA, class KB, class I, int SIDE, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
-    ds_merge_rank(const KA a, const KB b, const P pos, const MergeParams p) {
+    ds_merge_rank(const KA a, const KB b, const MergeParams p) {
   using namespace ds;
   typedef typename key_bits<typename KA::T>::U U;
   constexpr u32 TILE = BLOCK * ITEMS;
+  static_assert(TILE <= 65536, "ranks within a tile are 16-bit");
   __shared__ U s_key[TILE];
-  const MergeTile m = merge_load<TILE>(a, b, p, s_key);
+  __shared__ u16 s_rel[TILE];
+#pragma unroll
+  for (int r = 0; r < ITEMS; ++r) s_rel[r * BLOCK + threadIdx.x] = 0;
+  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
   const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
-  I* __restrict__ out = (I*)p.keys;
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const u32 f = from[k];
     if (d + k < m.cnt && (SIDE == 0 ? f < m.la : f >= m.la)) {
-      const u64 j = SIDE == 0 ? m.a0 + f : m.b0 + (f - m.la);
-      out[pos.at(j)] = (I)(m.d0 + d + k - j);
+      const u32 j = SIDE == 0 ? f : f - m.la;
+      s_rel[j] = (u16)(d + k - j);
     }
+  }
+  __syncthreads();
+  const u32 mine = SIDE == 0 ? m.la : m.cnt - m.la;
+  const u64 first = SIDE == 0 ? m.a0 : m.b0, other = SIDE == 0 ? m.b0 : m.a0;
+  I* __restrict__ out = (I*)p.keys;
+#pragma unroll
+  for (int r = 0; r < ITEMS; ++r) {
+    const u32 k = r * BLOCK + threadIdx.x;
+    if (k < mine) out[first + k] = (I)(other + s_rel[k]);
   }
 }

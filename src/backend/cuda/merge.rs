@@ -49,10 +49,9 @@ impl Template for MergeRankKey {
     const FILE: &'static str = "merge.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_merge_rank<{}, {}, {}, {}, {}, {}, {}>",
+            "ds_merge_rank<{}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
-            s[2],
             self.idx.name(),
             self.side_b as u32,
             self.block,
@@ -92,14 +91,12 @@ fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Buffer, u64)> {
     Ok((cuts, tiles))
 }
 
-/// For each of the sorted `needles` (which came from the positions `pos`), the number of keys
-/// of the sorted `hay` below it (at or below it where `upper`), written to `out[pos]` as
-/// `idx`: the needles merge with the haystack, first on ties for lower bounds, second for
-/// upper bounds.
+/// For each of the sorted `needles`, the number of keys of the sorted `hay` below it (at or
+/// below it where `upper`), written to `out` in the needles' order as `idx`: the needles
+/// merge with the haystack, first on ties for lower bounds, second for upper bounds.
 pub(crate) fn rank(
     gpu: &Gpu,
     needles: &Source,
-    pos: &Source,
     hay: &Source,
     upper: bool,
     out: &Buffer,
@@ -120,7 +117,7 @@ pub(crate) fn rank(
         nb: b.len as u64,
         tiles,
     };
-    gpu.kernel(k, &[(a, 1), (b, 1), (pos, 1)])?
+    gpu.kernel(k, &[(a, 1), (b, 1)])?
         .launch(tiles, k.block, 0, &p)
 }
 
@@ -219,7 +216,7 @@ pub(crate) mod check {
                     v.push(KernelKey {
                         functor: None,
                         family: rank_key(t.size(), side_b, idx).into(),
-                        sources: vec![plain.clone(), plain.clone(), SourceKey::plain(idx, 1)],
+                        sources: vec![plain.clone(), plain.clone()],
                     });
                 }
             }

@@ -1,14 +1,14 @@
 //! `lower_bound` and `upper_bound` on the GPU (`kernels/search.cu`): a binary search per
 //! needle whose top levels are samples of the haystack in shared memory. Where the haystack
 //! is larger than the L2 cache and the needles many, random searches would each cost a
-//! chain of trips to memory; the needles are sorted instead (with their positions) and merged
-//! with the haystack (`merge::rank`), which reads each once.
+//! chain of trips to memory; the needles are sorted instead (with their positions), merged
+//! with the haystack (`merge::rank`, which reads each once), and their ranks scattered back.
 
 use super::gpu::Gpu;
 use super::key::{SearchKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
-use super::{merge, sort, tuning};
+use super::{gather, merge, sort, tuning};
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
@@ -59,25 +59,12 @@ pub(crate) fn search(
     idx: ScalarType,
 ) -> Result<Buffer> {
     let (n, len) = (needles.len, hay.len);
-    let out = Buffer::new(gpu, n * idx.size())?;
-    if n == 0 {
-        return Ok(out);
-    }
     if n >= tuning::SEARCH_SORTED_NEEDLES && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
     {
-        let at = if n <= u32::MAX as usize {
-            ScalarType::U32
-        } else {
-            ScalarType::U64
-        };
-        let s = sort::sort(gpu, needles, Some(&Source::sequence(at, n)), false)?;
-        let pos = s
-            .values
-            .ok_or_else(|| Error::Internal("a sort returned no values".into()))?;
-        let sorted = Source::column(s.keys);
-        // A haystack that is not sorted may leave needles unranked: they read 0.
-        gpu.fill(&out, 4, 0, n * idx.size() / 4)?;
-        merge::rank(gpu, &sorted, &Source::column(pos), hay, upper, &out, idx)?;
+        return sorted_search(gpu, hay, needles, upper, idx);
+    }
+    let out = Buffer::new(gpu, n * idx.size())?;
+    if n == 0 {
         return Ok(out);
     }
     let k = key(upper, idx);
@@ -98,6 +85,37 @@ pub(crate) fn search(
         },
     )?;
     Ok(out)
+}
+
+/// `search` by sorting the needles with their positions, merging them with the haystack,
+/// and scattering the ranks back to the positions (a partitioned scatter, as `scatter`'s).
+fn sorted_search(
+    gpu: &Gpu,
+    hay: &Source,
+    needles: &Source,
+    upper: bool,
+    idx: ScalarType,
+) -> Result<Buffer> {
+    let n = needles.len;
+    let at = if n <= u32::MAX as usize {
+        ScalarType::U32
+    } else {
+        ScalarType::U64
+    };
+    let s = sort::sort(gpu, needles, Some(&Source::sequence(at, n)), false)?;
+    let pos = s
+        .values
+        .ok_or_else(|| Error::Internal("a sort returned no values".into()))?;
+    let ranks = Buffer::new(gpu, n * idx.size())?;
+    // A haystack that is not sorted may leave needles unranked: they read 0.
+    gpu.fill(&ranks, 4, 0, n * idx.size() / 4)?;
+    merge::rank(gpu, &Source::column(s.keys), hay, upper, &ranks, idx)?;
+    gather::scatter(
+        gpu,
+        &Source::column(ranks.into_column(idx, n)),
+        &Source::column(pos),
+        &Source::constant(idx, 0, n),
+    )
 }
 
 #[cfg(test)]
