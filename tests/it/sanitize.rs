@@ -238,9 +238,34 @@ fn searching_once() {
     let mut sq = needles.clone();
     sq.sort();
     let merged = h.merge(&upload(&sq)).unwrap().to_vec().unwrap();
-    let mut want = [hay.clone(), sq].concat();
+    let mut want = [hay.clone(), sq.clone()].concat();
     want.sort();
     assert_eq!(merged, want);
+    // merge_pairs with a tuple value (one launch a component, keys with the first).
+    let av: Vec<(u32, f64)> = (0..n as u32).map(|i| (i, i as f64 * 0.5)).collect();
+    let bv: Vec<(u32, f64)> = (0..sq.len() as u32)
+        .map(|j| (n as u32 + j, -(j as f64)))
+        .collect();
+    let (mk, mv) = h
+        .merge_pairs(
+            &DeviceSeq::from_slice(&dev(), &av).unwrap(),
+            &upload(&sq),
+            &DeviceSeq::from_slice(&dev(), &bv).unwrap(),
+        )
+        .unwrap();
+    let mut pairs: Vec<(u32, u32, usize)> =
+        hay.iter().enumerate().map(|(i, &k)| (k, 0, i)).collect();
+    pairs.extend(sq.iter().enumerate().map(|(j, &k)| (k, 1, j)));
+    pairs.sort();
+    assert_eq!(
+        mk.to_vec().unwrap(),
+        pairs.iter().map(|p| p.0).collect::<Vec<_>>()
+    );
+    let want_v: Vec<(u32, f64)> = pairs
+        .iter()
+        .map(|&(_, side, i)| if side == 0 { av[i] } else { bv[i] })
+        .collect();
+    assert_eq!(mv.to_vec().unwrap(), want_v);
     let xs: Vec<f32> = (0..n)
         .map(|_| r.below(100_000) as f32 * 0.01 - 500.0)
         .collect();
