@@ -223,4 +223,71 @@ impl Device {
     pub fn same(&self, other: &Device) -> bool {
         Arc::ptr_eq(&self.backend, &other.backend)
     }
+
+    /// The cudarc stream devseq queues this GPU's work on (`None` on the host).
+    ///
+    /// Ordering: work that you queue on this stream (copies, your own kernels, crates built
+    /// on cudarc) runs in order with devseq's, before and after, with no synchronization.
+    /// Work on another stream is not ordered with devseq's: make that stream wait for this
+    /// one (`other.join(&stream)`, which records and waits for a cudarc event) before it
+    /// reads what devseq wrote, and this one wait for it (`stream.join(&other)`) before
+    /// devseq reads what it wrote.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0, 3.0])?;
+    /// if let Some(stream) = dev.cuda_stream() {
+    ///     // A copy that devseq owns no more, read back through cudarc on devseq's stream.
+    ///     let slice = xs.to_cuda_slice()?;
+    ///     assert_eq!(stream.clone_dtoh(&slice).unwrap(), [1.0, 2.0, 3.0]);
+    /// } else {
+    ///     assert!(!dev.is_cuda());
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn cuda_stream(&self) -> Option<Arc<cudarc::driver::CudaStream>> {
+        self.backend.cuda().map(|c| c.stream())
+    }
+
+    /// Compiles the CUDA C++ kernel `name` (an `extern "C" __global__` function of
+    /// `source`) through devseq's NVRTC path: the same options as devseq's own kernels, its
+    /// prelude included before `source` (fixed-width `i8` ... `u64`, `f32`, `f64`, and the
+    /// 16-bit storage types `f16`, `bf16` with `ds::f16_to_f32`, `ds::f32_to_f16`,
+    /// `ds::bf16_to_f32`, `ds::f32_to_bf16`), and its caches: compiled once a process, and
+    /// loaded from the disk cache (the same trust checks as devseq's own entries) by later
+    /// processes. Launch the returned function with cudarc's launch builder on
+    /// [`cuda_stream`](Self::cuda_stream), with [`DeviceSeq::device_ptr`](crate::DeviceSeq::device_ptr) addresses.
+    ///
+    /// # Errors
+    ///
+    /// `Error::NoCuda` on the host; `Error::Compile` with NVRTC's log and the source where it
+    /// does not compile; `Error::Cuda` where the module does not load or has no `name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::Device;
+    /// let dev = Device::auto()?;
+    /// let src = r#"extern "C" __global__ void twice(float* x, u64 n) {
+    ///     u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    ///     if (i < n) x[i] *= 2.0f;
+    /// }"#;
+    /// match dev.compile("twice", src) {
+    ///     Ok(_kernel) => assert!(dev.is_cuda()),
+    ///     Err(e) => assert!(!dev.is_cuda(), "{e}"),
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn compile(&self, name: &str, source: &str) -> Result<cudarc::driver::CudaFunction> {
+        match self.backend.cuda() {
+            Some(c) => c.compile(name, source),
+            None => Err(Error::NoCuda(format!(
+                "compile({name:?}) needs a GPU device, not {}",
+                self.name()
+            ))),
+        }
+    }
 }

@@ -50,6 +50,9 @@ mod source;
 #[doc(hidden)]
 pub mod testing;
 
+/// The cudarc crate devseq is built on (driver API and NVRTC), re-exported so that a program
+/// mixing its own CUDA work with devseq's need not match its version.
+pub use cudarc;
 pub use device::Device;
 pub use error::{Error, Result};
 pub use expr::IntoExpr;

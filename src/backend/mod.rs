@@ -42,6 +42,10 @@ pub(crate) trait Backend: Send + Sync {
     fn name(&self) -> String;
     /// Whether this is a CUDA GPU.
     fn is_cuda(&self) -> bool;
+    /// The CUDA backend itself, for interoperation with cudarc (`None` on the host).
+    fn cuda(&self) -> Option<&cuda::CudaBackend> {
+        None
+    }
     /// Waits for all work queued so far.
     fn synchronize(&self) -> Result<()>;
     /// Runs `f` and returns the milliseconds its device work took.

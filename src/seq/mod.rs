@@ -7,6 +7,7 @@ mod combine;
 mod compact;
 mod gather;
 mod histogram;
+mod interop;
 mod map;
 mod random;
 mod reduce;

@@ -15,6 +15,7 @@ mod device;
 mod errors;
 mod gather;
 mod histogram;
+mod interop;
 mod items;
 mod large;
 mod lazy;

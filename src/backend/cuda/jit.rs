@@ -106,6 +106,8 @@ pub(crate) struct Jit {
     options: Vec<String>,
     cache_dir: Option<PathBuf>,
     kernels: Mutex<HashMap<KernelKey, Slot>>,
+    /// Users' kernels (`Device::compile`), by name and source.
+    user: Mutex<HashMap<(String, String), Slot>>,
 }
 
 fn nvrtc_check(r: nv::nvrtcResult, call: &str) -> Result<()> {
@@ -199,6 +201,7 @@ impl Jit {
                 }
             }),
             kernels: Mutex::new(HashMap::new()),
+            user: Mutex::new(HashMap::new()),
         });
         all.push((ctx.ordinal(), jit.clone()));
         Ok(jit)
@@ -219,6 +222,25 @@ impl Jit {
         slot.get_or_init(|| {
             let (src, expr) = instance(key);
             self.build(&src, &expr).map(Arc::new)
+        })
+        .clone()
+    }
+
+    /// A user's kernel `name` from `source` (after devseq's prelude), built on first use
+    /// through the same compiler options and caches as devseq's own.
+    pub fn user(&self, name: &str, source: &str) -> Result<Arc<Kernel>> {
+        let slot = {
+            let mut map = self
+                .user
+                .lock()
+                .map_err(|_| Error::Internal("kernel cache lock poisoned".into()))?;
+            map.entry((name.to_string(), source.to_string()))
+                .or_default()
+                .clone()
+        };
+        slot.get_or_init(|| {
+            let src = format!("#include \"prelude.cuh\"\n{source}\n");
+            self.build(&src, name).map(Arc::new)
         })
         .clone()
     }

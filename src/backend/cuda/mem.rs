@@ -145,6 +145,23 @@ impl Buffer {
     pub fn into_column(self, ty: crate::item::ScalarType, len: usize) -> Column {
         Column::new(ty, Arc::new(self), len)
     }
+
+    /// The allocation handed over as a cudarc slice of `len` elements of `T` (which must fit
+    /// in it), on the stream it was made on; devseq no longer counts it as in use. `None` for
+    /// a buffer of no bytes.
+    pub fn into_slice<T>(mut self, len: usize) -> Option<CudaSlice<T>> {
+        let s = self.slice.take()?;
+        if len * std::mem::size_of::<T>() > self.bytes {
+            self.slice = Some(s);
+            return None;
+        }
+        let stream = s.stream().clone();
+        let ptr = s.leak();
+        // SAFETY: `ptr` is the live allocation of `self.bytes` bytes that `s` owned (leaked
+        // just above, so nothing else frees it), made on `stream`, and `len` elements of `T`
+        // fit in it (checked); the new slice owns it and frees it on `stream` when dropped.
+        Some(unsafe { stream.upgrade_device_ptr::<T>(ptr, len) })
+    }
 }
 
 impl Drop for Buffer {

@@ -13,6 +13,7 @@ pub(crate) mod disk_cache;
 mod gather;
 mod gpu;
 mod histogram;
+mod interop;
 pub(crate) mod jit;
 mod key;
 mod launch;
@@ -64,6 +65,10 @@ impl Backend for CudaBackend {
 
     fn is_cuda(&self) -> bool {
         true
+    }
+
+    fn cuda(&self) -> Option<&CudaBackend> {
+        Some(self)
     }
 
     fn synchronize(&self) -> Result<()> {
