@@ -8,12 +8,23 @@ use super::{CHUNK, HostSrc};
 use crate::item::Element;
 use rayon::prelude::*;
 
-/// Where each output of the stable merge of `a` and `b` comes from: `i` for `a[i]`,
-/// `a.len() + j` for `b[j]`; on ties `a` first.
-pub(crate) fn origins<T: Element>(a: &HostSrc<'_, T>, b: &HostSrc<'_, T>) -> Vec<u64> {
+/// The stable merge of the keys `a` and `b` (each read once), and where each output comes
+/// from: `i` for `a[i]`, `a.len() + j` for `b[j]`; on ties `a` first.
+pub(crate) fn merge<T: Element>(a: &HostSrc<'_, T>, b: &HostSrc<'_, T>) -> (Vec<T>, Vec<u64>) {
+    let (a, b) = (a.read(0..a.len()), b.read(0..b.len()));
+    let from = origins(&a, &b);
+    (pick(&a, &b, &from), from)
+}
+
+/// The values `a` and `b` (each read once) at the positions `from` of `merge`.
+pub(crate) fn values<V: Element>(a: &HostSrc<'_, V>, b: &HostSrc<'_, V>, from: &[u64]) -> Vec<V> {
+    pick(&a.read(0..a.len()), &b.read(0..b.len()), from)
+}
+
+fn origins<T: Element>(a: &[T], b: &[T]) -> Vec<u64> {
     let (na, nb) = (a.len(), b.len());
-    let ka: Vec<u64> = a.read(0..na).par_iter().map(|&x| key(x, false)).collect();
-    let kb: Vec<u64> = b.read(0..nb).par_iter().map(|&x| key(x, false)).collect();
+    let ka: Vec<u64> = a.par_iter().map(|&x| key(x, false)).collect();
+    let kb: Vec<u64> = b.par_iter().map(|&x| key(x, false)).collect();
     let mut out = vec![0u64; na + nb];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
         let d = c * CHUNK;
@@ -41,15 +52,14 @@ pub(crate) fn origins<T: Element>(a: &HostSrc<'_, T>, b: &HostSrc<'_, T>) -> Vec
 }
 
 /// The elements of `a` followed by `b` at the positions `from`.
-pub(crate) fn pick<V: Element>(a: &HostSrc<'_, V>, b: &HostSrc<'_, V>, from: &[u64]) -> Vec<V> {
-    let (ra, rb) = (a.read(0..a.len()), b.read(0..b.len()));
+fn pick<V: Element>(a: &[V], b: &[V], from: &[u64]) -> Vec<V> {
     let na = a.len() as u64;
     from.par_iter()
         .map(|&f| {
             if f < na {
-                ra[f as usize]
+                a[f as usize]
             } else {
-                rb[(f - na) as usize]
+                b[(f - na) as usize]
             }
         })
         .collect()

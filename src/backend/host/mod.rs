@@ -501,17 +501,15 @@ impl Backend for HostBackend {
         b: &Source,
         values: &[(&Source, &Source)],
     ) -> Result<(Column, Vec<Column>)> {
-        let (from, keys) = with_type!(a.ty(), T => {
-            let (a, b) = (HostSrc::<T>::new(a)?, HostSrc::<T>::new(b)?);
-            let from = merge::origins(&a, &b);
-            let keys = column(merge::pick(&a, &b, &from))?;
-            (from, keys)
+        let (keys, from) = with_type!(a.ty(), T => {
+            let (keys, from) = merge::merge(&HostSrc::<T>::new(a)?, &HostSrc::<T>::new(b)?);
+            (column(keys)?, from)
         });
         let vals = values
             .iter()
             .map(|(va, vb)| {
                 with_type!(va.ty(), V => {
-                    column(merge::pick(&HostSrc::<V>::new(va)?, &HostSrc::<V>::new(vb)?, &from))
+                    column(merge::values(&HostSrc::<V>::new(va)?, &HostSrc::<V>::new(vb)?, &from))
                 })
             })
             .collect::<Result<Vec<_>>>()?;
