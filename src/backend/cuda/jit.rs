@@ -77,6 +77,25 @@ pub(crate) fn instance(key: &KernelKey) -> (String, String) {
     (src, key.family.name(&names))
 }
 
+/// The kernel of `key` in `map`, built by `build` on its first use: one slot a key, so that
+/// different keys build in parallel and each key once.
+fn once<K: Eq + std::hash::Hash + Clone>(
+    map: &Mutex<HashMap<K, Slot>>,
+    key: &K,
+    build: impl FnOnce() -> Result<Kernel>,
+) -> Result<Arc<Kernel>> {
+    let slot = {
+        let mut map = map
+            .lock()
+            .map_err(|_| Error::Internal("kernel cache lock poisoned".into()))?;
+        match map.get(key) {
+            Some(s) => s.clone(),
+            None => map.entry(key.clone()).or_default().clone(),
+        }
+    };
+    slot.get_or_init(|| build().map(Arc::new)).clone()
+}
+
 /// A compiled kernel, ready to launch.
 pub(crate) struct Kernel {
     pub func: CudaFunction,
@@ -209,40 +228,18 @@ impl Jit {
 
     /// The kernel of `key`, built on first use (different keys in parallel, each once).
     pub fn get(&self, key: &KernelKey) -> Result<Arc<Kernel>> {
-        let slot = {
-            let mut map = self
-                .kernels
-                .lock()
-                .map_err(|_| Error::Internal("kernel cache lock poisoned".into()))?;
-            match map.get(key) {
-                Some(s) => s.clone(),
-                None => map.entry(key.clone()).or_default().clone(),
-            }
-        };
-        slot.get_or_init(|| {
+        once(&self.kernels, key, || {
             let (src, expr) = instance(key);
-            self.build(&src, &expr).map(Arc::new)
+            self.build(&src, &expr)
         })
-        .clone()
     }
 
     /// A user's kernel `name` from `source` (after devseq's prelude), built on first use
     /// through the same compiler options and caches as devseq's own.
     pub fn user(&self, name: &str, source: &str) -> Result<Arc<Kernel>> {
-        let slot = {
-            let mut map = self
-                .user
-                .lock()
-                .map_err(|_| Error::Internal("kernel cache lock poisoned".into()))?;
-            map.entry((name.to_string(), source.to_string()))
-                .or_default()
-                .clone()
-        };
-        slot.get_or_init(|| {
-            let src = format!("#include \"prelude.cuh\"\n{source}\n");
-            self.build(&src, name).map(Arc::new)
+        once(&self.user, &(name.to_string(), source.to_string()), || {
+            self.build(&format!("#include \"prelude.cuh\"\n{source}\n"), name)
         })
-        .clone()
     }
 
     fn build(&self, source: &str, expr: &str) -> Result<Kernel> {
