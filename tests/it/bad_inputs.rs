@@ -14,7 +14,7 @@
 use crate::common::Rng;
 use crate::common::*;
 use crate::scan::{exclusive_oracle, inclusive_oracle};
-use crate::segment::{seg_excl, seg_incl, seg_reduce};
+use crate::segment::{check_segmented, seg_excl, seg_reduce};
 use devseq::{DeviceSeq, Error, Op};
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
@@ -710,27 +710,7 @@ fn segmented<X: T>() {
             for op in [Op::Add, Op::Min, Op::Max] {
                 let what = format!("{op:?} {what} flags {p}");
                 let init = inits[r.below(inits.len() as u64) as usize];
-                assert_same(
-                    &s.segmented_inclusive_scan(&fs, op)
-                        .unwrap()
-                        .to_vec()
-                        .unwrap(),
-                    &seg_incl(&xs, &fl, op),
-                    &format!("segmented_inclusive_scan {what}"),
-                );
-                assert_same(
-                    &s.segmented_exclusive_scan(&fs, init, op)
-                        .unwrap()
-                        .to_vec()
-                        .unwrap(),
-                    &seg_excl(&xs, &fl, init, op),
-                    &format!("segmented_exclusive_scan {what} init {init:?}"),
-                );
-                assert_same(
-                    &s.segmented_reduce(&fs, op).unwrap().to_vec().unwrap(),
-                    &seg_reduce(&xs, &fl, op),
-                    &format!("segmented_reduce {what}"),
-                );
+                check_segmented(&s, &fs, &xs, &fl, init, op, &what);
             }
             assert_eq!(fs.to_vec().unwrap(), fl, "flags intact");
         }

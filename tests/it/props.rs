@@ -412,29 +412,8 @@ fn check_case<X: T>(c: &Case, op: Op) {
     );
 
     // Segments and compaction.
-    use crate::segment::{seg_excl, seg_incl, seg_reduce};
     let what = format!("{what} density {}/256", c.density);
-    assert_same(
-        &s.segmented_inclusive_scan(&fs, op)
-            .unwrap()
-            .to_vec()
-            .unwrap(),
-        &seg_incl(&xs, &f, op),
-        &format!("seg incl {what}"),
-    );
-    assert_same(
-        &s.segmented_exclusive_scan(&fs, init, op)
-            .unwrap()
-            .to_vec()
-            .unwrap(),
-        &seg_excl(&xs, &f, init, op),
-        &format!("seg excl {what}"),
-    );
-    assert_same(
-        &s.segmented_reduce(&fs, op).unwrap().to_vec().unwrap(),
-        &seg_reduce(&xs, &f, op),
-        &format!("seg reduce {what}"),
-    );
+    crate::segment::check_segmented(&s, &fs, &xs, &f, init, op, &what);
     let kept: Vec<X> = sp
         .iter()
         .zip(&f)

@@ -222,28 +222,22 @@ fn check_bounds<X: S>(hay: &DeviceSeq<X>, needles: &DeviceSeq<X>, what: &str) {
         "test setup: {what}: haystack not sorted"
     );
     let (lo, up) = oracle_bounds(&h, &q);
-    let l32: Vec<u64> = hay
-        .lower_bound::<u32>(needles)
-        .unwrap()
-        .to_vec()
-        .unwrap()
-        .into_iter()
-        .map(u64::from)
-        .collect();
+    let [l32, l64, u32s, u64s] = all_searches(hay, needles);
     assert_positions(&l32, &lo, &q, h.len(), &format!("lower_bound u32 {what}"));
-    let l64 = hay.lower_bound::<u64>(needles).unwrap().to_vec().unwrap();
     assert_positions(&l64, &lo, &q, h.len(), &format!("lower_bound u64 {what}"));
-    let u32s: Vec<u64> = hay
-        .upper_bound::<u32>(needles)
-        .unwrap()
-        .to_vec()
-        .unwrap()
-        .into_iter()
-        .map(u64::from)
-        .collect();
     assert_positions(&u32s, &up, &q, h.len(), &format!("upper_bound u32 {what}"));
-    let u64s = hay.upper_bound::<u64>(needles).unwrap().to_vec().unwrap();
     assert_positions(&u64s, &up, &q, h.len(), &format!("upper_bound u64 {what}"));
+}
+
+/// `lower_bound` with u32 and u64 positions, then `upper_bound` with both, as u64.
+fn all_searches<X: S>(hay: &DeviceSeq<X>, needles: &DeviceSeq<X>) -> [Vec<u64>; 4] {
+    let widen = |v: Vec<u32>| v.into_iter().map(u64::from).collect();
+    [
+        widen(hay.lower_bound::<u32>(needles).unwrap().to_vec().unwrap()),
+        hay.lower_bound::<u64>(needles).unwrap().to_vec().unwrap(),
+        widen(hay.upper_bound::<u32>(needles).unwrap().to_vec().unwrap()),
+        hay.upper_bound::<u64>(needles).unwrap().to_vec().unwrap(),
+    ]
 }
 
 fn bounds<X: S>() {
@@ -389,24 +383,7 @@ fn bounds_unsorted<X: S>() {
         let hay = draw_dist::<X>(&mut r, n, Dist::Mixed);
         let q = needles_for(&mut r, &hay, 1000);
         let (hs, qs) = (upload(&hay), upload(&q));
-        let all: [Vec<u64>; 4] = [
-            hs.lower_bound::<u32>(&qs)
-                .unwrap()
-                .to_vec()
-                .unwrap()
-                .into_iter()
-                .map(u64::from)
-                .collect(),
-            hs.lower_bound::<u64>(&qs).unwrap().to_vec().unwrap(),
-            hs.upper_bound::<u32>(&qs)
-                .unwrap()
-                .to_vec()
-                .unwrap()
-                .into_iter()
-                .map(u64::from)
-                .collect(),
-            hs.upper_bound::<u64>(&qs).unwrap().to_vec().unwrap(),
-        ];
+        let all = all_searches(&hs, &qs);
         for (k, p) in all.iter().enumerate() {
             assert_eq!(p.len(), q.len(), "unsorted n={n} search {k}: length");
             if let Some(i) = p.iter().position(|&x| x > n as u64) {

@@ -1,6 +1,6 @@
 use crate::common::*;
 use crate::for_types;
-use devseq::Op;
+use devseq::{DeviceSeq, Op};
 
 const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.9, 1.0];
 
@@ -48,6 +48,37 @@ pub fn seg_reduce<X: T>(xs: &[X], f: &[u8], op: Op) -> Vec<X> {
     out.into_iter().map(X::from_acc).collect()
 }
 
+/// The segmented inclusive and exclusive scans and the segmented reduce of `s` by the flags
+/// `fs` against the oracles on their host copies `xs` and `f`.
+pub fn check_segmented<X: T>(
+    s: &DeviceSeq<X>,
+    fs: &DeviceSeq<u8>,
+    xs: &[X],
+    f: &[u8],
+    init: X,
+    op: Op,
+    what: &str,
+) {
+    let got = s
+        .segmented_inclusive_scan(fs, op)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_same(&got, &seg_incl(xs, f, op), &format!("seg incl {what}"));
+    let got = s
+        .segmented_exclusive_scan(fs, init, op)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_same(
+        &got,
+        &seg_excl(xs, f, init, op),
+        &format!("seg excl {what} init {init:?}"),
+    );
+    let got = s.segmented_reduce(fs, op).unwrap().to_vec().unwrap();
+    assert_same(&got, &seg_reduce(xs, f, op), &format!("seg reduce {what}"));
+}
+
 fn segments<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
@@ -57,30 +88,9 @@ fn segments<X: T>() {
                 let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
                 let f = flags(&mut r, n, p);
                 let (s, fs) = (upload(&xs), upload(&f));
-                let what = format!("{op:?} density {p} n={n}");
-                let got = s
-                    .segmented_inclusive_scan(&fs, op)
-                    .unwrap()
-                    .to_vec()
-                    .unwrap();
-                assert_same(&got, &seg_incl(&xs, &f, op), &format!("seg incl {what}"));
                 let init = X::draw(&mut r, gen_for(op));
-                let got = s
-                    .segmented_exclusive_scan(&fs, init, op)
-                    .unwrap()
-                    .to_vec()
-                    .unwrap();
-                assert_same(
-                    &got,
-                    &seg_excl(&xs, &f, init, op),
-                    &format!("seg excl {what}"),
-                );
-                let got = s.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
-                assert_same(
-                    &got,
-                    &seg_reduce(&xs, &f, op),
-                    &format!("seg reduce {what}"),
-                );
+                let what = format!("{op:?} density {p} n={n}");
+                check_segmented(&s, &fs, &xs, &f, init, op, &what);
             }
         }
     }
