@@ -12,6 +12,8 @@
 //!
 //! Without a GPU the default size is smaller (2^10 walkers x 5000 steps).
 
+mod common;
+
 use devseq::{Device, DeviceSeq, Op};
 
 struct Args {
@@ -22,29 +24,12 @@ struct Args {
 }
 
 fn args(gpu: bool) -> Args {
-    let mut a = Args {
-        walkers: if gpu { 1 << 16 } else { 1 << 10 },
-        steps: if gpu { 50_000 } else { 5_000 },
-        seed: 12345,
-        svg: None,
-    };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < v.len() {
-        let val = v.get(i + 1).cloned().unwrap_or_default();
-        match v[i].as_str() {
-            "--walkers" => a.walkers = val.parse().expect("--walkers N"),
-            "--steps" => a.steps = val.parse().expect("--steps N"),
-            "--seed" => a.seed = val.parse().expect("--seed N"),
-            "--svg" => a.svg = Some(val),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
+    Args {
+        walkers: common::flag("--walkers", if gpu { 1 << 16 } else { 1 << 10 }),
+        steps: common::flag("--steps", if gpu { 50_000 } else { 5_000 }),
+        seed: common::flag("--seed", 12345),
+        svg: common::value("--svg"),
     }
-    a
 }
 
 /// The final position of every walker: the sum of its steps.

@@ -23,6 +23,8 @@
 //!
 //! The default size is 2^24 on a GPU and 2^20 on the host.
 
+mod common;
+
 use devseq::{Device, DeviceSeq, Expr};
 
 struct Args {
@@ -31,25 +33,10 @@ struct Args {
 }
 
 fn args(gpu: bool) -> Args {
-    let mut a = Args {
-        n: if gpu { 1 << 24 } else { 1 << 20 },
-        seed: 7,
-    };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < v.len() {
-        let val = v.get(i + 1).cloned().unwrap_or_default();
-        match v[i].as_str() {
-            "--n" => a.n = val.parse().expect("--n N"),
-            "--seed" => a.seed = val.parse().expect("--seed N"),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
+    Args {
+        n: common::flag("--n", if gpu { 1 << 24 } else { 1 << 20 }),
+        seed: common::flag("--seed", 7),
     }
-    a
 }
 
 /// A partial summary: (count, mean, M2) in f64, and the packed keys of the min and the max.

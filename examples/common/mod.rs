@@ -1,0 +1,21 @@
+//! What the examples share: reading their command-line flags.
+
+/// The word after the last `name` on the command line (empty where `name` comes last), or
+/// `None` where `name` is absent.
+pub fn value(name: &str) -> Option<String> {
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    v.iter()
+        .rposition(|a| a == name)
+        .map(|i| v.get(i + 1).cloned().unwrap_or_default())
+}
+
+/// The value of the flag `name` (`--n 100`), or `default` where it is absent; panics, naming
+/// the flag, where its value does not parse.
+pub fn flag<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match value(name) {
+        Some(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} N: {v:?} is not a valid value")),
+        None => default,
+    }
+}
