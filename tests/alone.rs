@@ -408,8 +408,11 @@ fn child_process_entry() {
     let Ok(role) = std::env::var("DEVSEQ_TEST_CHILD") else {
         panic!("run only as a child of the cache tests");
     };
-    let threads = if role == "stress" { 16 } else { 1 };
     let d = Device::auto().unwrap();
+    if role == "user" {
+        return users_kernel(&d);
+    }
+    let threads = if role == "stress" { 16 } else { 1 };
     let h = Device::host();
     let xv: Vec<f32> = (0..20_000)
         .map(|i| (i % 977) as f32 * 0.125 - 60.0)
@@ -442,6 +445,34 @@ fn child_process_entry() {
             });
         }
     });
+}
+
+/// A user's kernel through `Device::compile` (and so the disk cache), run on a sequence.
+fn users_kernel(d: &Device) {
+    use devseq::cudarc::driver::{LaunchConfig, PushKernelArg};
+    let Some(stream) = d.cuda_stream() else {
+        return;
+    };
+    let src = r#"
+extern "C" __global__ void square_plus(u32* x, u32 c, u64 n) {
+  const u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * x[i] + c;
+}"#;
+    let k = d.compile("square_plus", src).unwrap();
+    let n = 10_000usize;
+    let xs = DeviceSeq::<u32>::sequence(d, n).unwrap().copy().unwrap();
+    let (p, c, n64) = (xs.device_ptr().unwrap(), 3u32, n as u64);
+    let mut launch = stream.launch_builder(&k);
+    launch.arg(&p).arg(&c).arg(&n64);
+    // SAFETY: `square_plus` takes (u32*, u32, u64): the address of a stored u32 sequence of
+    // `n` elements that lives past the launch (queued on devseq's stream, before the read
+    // below), then a u32 and a u64.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(n as u32)) }.unwrap();
+    let got = xs.to_vec().unwrap();
+    for (i, &g) in got.iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(g, i.wrapping_mul(i) + 3, "x[{i}]");
+    }
 }
 
 /// Runs `n` children of this test binary at once against the cache directory `dir`; returns
@@ -544,5 +575,29 @@ fn flipped_cache_bytes_are_recompiled() {
     }
     let (_, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
     assert!(bad.is_empty(), "{bad:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A user's kernel compiled by one process is loaded from the disk cache by the next.
+#[test]
+fn users_kernels_hit_the_disk_cache() {
+    let _alone = alone();
+    let dir = cold_cache("user");
+    let first = children("user", 1, &dir).concat();
+    let second = children("user", 1, &dir).concat();
+    if dev().is_cuda() {
+        assert!(
+            first.contains("square_plus: compiled by NVRTC"),
+            "the first process compiles:\n{first}"
+        );
+        assert!(
+            second.contains("square_plus: loaded from the disk cache"),
+            "the second process loads:\n{second}"
+        );
+        let (ok, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
+        assert!(ok >= 1 && bad.is_empty(), "{ok} entries, bad {bad:?}");
+    } else {
+        eprintln!("no user kernels on the host backend: the cache hit needs a GPU");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,12 +1,47 @@
-//! Sequences as cudarc memory: a copy out as a `CudaSlice`, and a stored sequence's address
-//! for a user's kernel.
+//! Sequences as cudarc memory: a `CudaSlice` taken in without a copy, a copy out as a
+//! `CudaSlice`, and a stored sequence's address for a user's kernel.
 
 use super::DeviceSeq;
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::item::Element;
 use cudarc::driver::CudaSlice;
 
 impl<T: Element> DeviceSeq<T> {
+    /// A stored sequence over the memory of a cudarc slice, with no copy: devseq owns the
+    /// memory from now on and frees it, in order on its stream, when the last sequence using
+    /// it is dropped. The slice must live on `dev`'s GPU (cudarc's `CudaContext` for the same
+    /// device). Devseq's stream waits for the work queued on the slice's stream before it
+    /// reads the elements, so a slice written on another stream needs no synchronization.
+    ///
+    /// # Errors
+    ///
+    /// `Error::NoCuda` on the host; `Error::DeviceMismatch` for a slice of another GPU;
+    /// `Error::Cuda` where the streams cannot be ordered. The slice is consumed either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// if let Some(stream) = dev.cuda_stream() {
+    ///     let slice = stream.clone_htod(&[3u32, 1, 2]).unwrap();
+    ///     let xs = DeviceSeq::from_cuda_slice(&dev, slice)?;
+    ///     assert_eq!(xs.sort()?.to_vec()?, [1, 2, 3]);
+    ///     assert_eq!(xs.reduce(Op::Add)?, 6);
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn from_cuda_slice(dev: &Device, slice: CudaSlice<T>) -> Result<Self> {
+        match dev.backend().cuda() {
+            Some(c) => Ok(Self::stored(dev, c.adopt(slice, T::TYPE)?)),
+            None => Err(Error::NoCuda(format!(
+                "from_cuda_slice needs a GPU device, not {}",
+                dev.name()
+            ))),
+        }
+    }
+
     /// The elements in a new device allocation that the caller owns (a lazy sequence is
     /// computed into it), as a cudarc slice on the device's stream
     /// ([`Device::cuda_stream`](crate::Device::cuda_stream)), which frees it when dropped.

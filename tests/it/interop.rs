@@ -64,6 +64,48 @@ fn copies_out_and_addresses() {
 }
 
 #[test]
+fn slices_come_in_without_a_copy() {
+    let d = dev();
+    let Some(stream) = d.cuda_stream() else {
+        eprintln!("slices_come_in_without_a_copy: the host has no cudarc memory");
+        return;
+    };
+    for &n in sizes() {
+        let v: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1000 - 500).collect();
+        let before = d.memory_in_use();
+        let xs = DeviceSeq::from_cuda_slice(&d, stream.clone_htod(&v).unwrap()).unwrap();
+        assert_eq!(xs.len(), n);
+        assert_eq!(xs.to_vec().unwrap(), v, "n = {n}");
+        assert_eq!(
+            d.memory_in_use(),
+            before + 8 * n,
+            "devseq counts what it owns"
+        );
+        let mut want = v.clone();
+        want.sort();
+        assert_eq!(
+            xs.sort().unwrap().to_vec().unwrap(),
+            want,
+            "sorted, n = {n}"
+        );
+        // Out and back in: the same elements, on devseq's stream.
+        let back = DeviceSeq::from_cuda_slice(&d, xs.to_cuda_slice().unwrap()).unwrap();
+        assert_eq!(back.to_vec().unwrap(), v);
+        drop((xs, back));
+        assert_eq!(d.memory_in_use(), before, "freed with the sequences");
+    }
+    // A slice written on another stream: devseq's stream waits for that work.
+    let other = stream.context().new_stream().unwrap();
+    let n = 1 << 22;
+    let mut s = other.alloc_zeros::<u32>(n).unwrap();
+    other.memset_zeros(&mut s).unwrap();
+    let ones = vec![1u32; n];
+    other.memcpy_htod(&ones, &mut s).unwrap();
+    let xs = DeviceSeq::from_cuda_slice(&d, s).unwrap();
+    assert_eq!(xs.reduce(devseq::Op::Add).unwrap(), n as u32);
+}
+
+#[test]
 fn a_user_kernel_reads_one_sequence_and_writes_another() {
     let d = dev();
     let Some(stream) = d.cuda_stream() else {

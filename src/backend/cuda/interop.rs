@@ -6,7 +6,8 @@ use super::CudaBackend;
 use super::map::materialize;
 use super::mem::{Buffer, column_ptr};
 use crate::error::{Error, Result};
-use crate::source::Source;
+use crate::item::ScalarType;
+use crate::source::{Column, Source};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
 use std::sync::Arc;
 
@@ -28,6 +29,15 @@ impl CudaBackend {
         };
         buf.into_slice(n)
             .ok_or_else(|| Error::Internal("a buffer too small for its slice".into()))
+    }
+
+    /// A column of type `ty` over a caller's slice of `T` (no copy; devseq owns it now).
+    pub fn adopt<T>(&self, slice: CudaSlice<T>, ty: ScalarType) -> Result<Column> {
+        if slice.context().cu_ctx() != self.gpu.ctx.cu_ctx() {
+            return Err(Error::DeviceMismatch);
+        }
+        let len = slice.len();
+        Ok(Buffer::adopt(&self.gpu, slice)?.into_column(ty, len))
     }
 
     /// The device address of the first element of a stored `src`.

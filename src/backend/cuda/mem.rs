@@ -136,6 +136,39 @@ impl Buffer {
         })
     }
 
+    /// A buffer over the memory of a caller's cudarc slice (no copy), which devseq owns from
+    /// now on and frees on its own stream. The caller checked that the slice belongs to
+    /// `gpu`'s context; its stream's queued work (and the events cudarc tracks for it) come
+    /// before anything devseq queues on the buffer.
+    pub fn adopt<T>(gpu: &Gpu, slice: CudaSlice<T>) -> Result<Buffer> {
+        let bytes = slice.num_bytes();
+        if bytes == 0 {
+            // Nothing to own: the empty slice frees itself on its own stream.
+            let _ = slice.context().bind_to_thread();
+            drop(slice);
+            return Buffer::new(gpu, 0);
+        }
+        let theirs = slice.stream().clone();
+        let ptr = slice.leak();
+        // SAFETY: `ptr` is the live allocation of `bytes` bytes that `slice` owned (leaked just
+        // above, so nothing else frees it) in `gpu`'s context (checked by the caller); the new
+        // slice owns it and frees it on devseq's stream, after the work devseq queues there.
+        let s = unsafe { gpu.stream.upgrade_device_ptr::<u8>(ptr, bytes) };
+        let ptr = Ptr(s.device_ptr(&gpu.stream).0);
+        gpu.mem.add(bytes);
+        let buf = Buffer {
+            slice: Some(s),
+            ptr,
+            bytes,
+            mem: gpu.mem.clone(),
+        };
+        if !Arc::ptr_eq(&theirs, &gpu.stream) {
+            // Devseq's stream waits for what the caller queued on the slice's stream.
+            gpu.stream.join(&theirs).cuda("cuStreamWaitEvent")?;
+        }
+        Ok(buf)
+    }
+
     /// The start address.
     pub fn ptr(&self) -> Ptr {
         self.ptr
