@@ -1,5 +1,6 @@
 //! Sequences as cudarc memory: a `CudaSlice` taken in without a copy, a copy out as a
-//! `CudaSlice`, and a stored sequence's address for a user's kernel.
+//! `CudaSlice` or into host memory the caller keeps (page-locked, for speed), and a stored
+//! sequence's address for a user's kernel.
 
 use super::DeviceSeq;
 use crate::device::Device;
@@ -40,6 +41,39 @@ impl<T: Element> DeviceSeq<T> {
                 dev.name()
             ))),
         }
+    }
+
+    /// Copies the elements into `out` (waits for the work that produces them; a lazy
+    /// sequence is evaluated on the device first): [`to_vec`](Self::to_vec) into memory the
+    /// caller keeps. Into page-locked memory (cudarc's `PinnedHostSlice`, through its
+    /// `as_mut_slice`) the driver copies straight from the device; into ordinary memory it
+    /// stages the bytes through a buffer of its own, which is slower for large copies.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` unless `out.len() == self.len()` (`out` untouched);
+    /// `Error::Cuda`; `Error::OutOfMemory`; `Error::Compile`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let mut out = [0u16; 4];
+    /// DeviceSeq::<u16>::sequence(&dev, 4)?.map(|i| i * 3)?.to_vec_into(&mut out)?;
+    /// assert_eq!(out, [0, 3, 6, 9]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn to_vec_into(&self, out: &mut [T]) -> Result<()> {
+        if out.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                expected: self.len(),
+                actual: out.len(),
+            });
+        }
+        self.device()
+            .backend()
+            .download(self.source(), bytemuck::cast_slice_mut(out))
     }
 
     /// The elements in a new device allocation that the caller owns (a lazy sequence is

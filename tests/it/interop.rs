@@ -155,3 +155,36 @@ fn a_compile_error_is_typed() {
         other => panic!("want Error::Compile, got {:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn copies_into_callers_memory() {
+    let d = dev();
+    for &n in sizes() {
+        let v: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(40_503)).collect();
+        let xs = upload(&v);
+        let mut out = vec![7u32; n];
+        xs.to_vec_into(&mut out).unwrap();
+        assert_eq!(out, v, "stored, n = {n}");
+        xs.map(|x| x ^ 1u32).unwrap().to_vec_into(&mut out).unwrap();
+        assert!(
+            out.iter().zip(&v).all(|(o, x)| *o == x ^ 1),
+            "lazy, n = {n}"
+        );
+        let mut short = vec![9u32; n + 1];
+        assert!(matches!(
+            xs.to_vec_into(&mut short),
+            Err(Error::LengthMismatch { expected, actual }) if expected == n && actual == n + 1
+        ));
+        assert!(short.iter().all(|&s| s == 9), "left untouched");
+    }
+    // Into page-locked memory from cudarc.
+    if let Some(stream) = d.cuda_stream() {
+        let n = 1 << 20;
+        let xs = DeviceSeq::<f64>::sequence(&d, n).unwrap();
+        // SAFETY: the page-locked memory is written in full by `to_vec_into` before it is read.
+        let mut pinned = unsafe { stream.context().alloc_pinned::<f64>(n) }.unwrap();
+        xs.to_vec_into(pinned.as_mut_slice().unwrap()).unwrap();
+        let got = pinned.as_slice().unwrap();
+        assert!(got.iter().enumerate().all(|(i, &x)| x == i as f64));
+    }
+}
