@@ -13,6 +13,7 @@ use crate::expr::combine::Combiner;
 use crate::item::{Element, Expr, Index, Item};
 use crate::op::{Op, check_op};
 use crate::source::Source;
+use super::search::ordered;
 
 /// An item's components as compute bits.
 fn compute_bits<T: Item>(x: &T) -> Vec<u64> {
@@ -501,7 +502,37 @@ impl<K: Element> DeviceSeq<K> {
     }
 
     fn arg_extreme(&self, largest: bool) -> Result<Option<usize>> {
-        let at = DeviceSeq::<u64>::sequence(self.device(), self.len())?;
+        let (ty, n) = (K::TYPE, self.len());
+        if n == 0 {
+            return Ok(None);
+        }
+        if ty.size() <= 4 && (n as u64) <= 1u64 << 32 {
+            // One built-in reduction of 64-bit words: the element's ordered bits (both zeros
+            // alike, NaNs the worst) above its position (inverted for the largest), so that
+            // the best word is the best element at its first position.
+            let (w, low) = (ty.bits(), 0xffff_ffffu64);
+            let (sign, all) = (1u64 << (w - 1), (1u64 << w) - 1);
+            let at = DeviceSeq::<u64>::sequence(self.device(), n)?;
+            let word = self.zip_map(&at, move |x, i| {
+                let b = x.to_bits();
+                let key = if ty.is_float() {
+                    // The ordered bits 0 and `all` belong to NaNs only.
+                    let zero = (b & (all ^ sign)).eq(0u64);
+                    let key = ordered(ty, Expr::select(zero, 0u64, b));
+                    Expr::select(x.ne(x), if largest { 0 } else { all }, key)
+                } else {
+                    ordered(ty, b)
+                };
+                if largest {
+                    (key << 32u32) | (low - i)
+                } else {
+                    (key << 32u32) | i
+                }
+            })?;
+            let best = word.reduce(if largest { Op::Max } else { Op::Min })? & low;
+            return Ok(Some(if largest { low - best } else { best } as usize));
+        }
+        let at = DeviceSeq::<u64>::sequence(self.device(), n)?;
         let pairs = DeviceSeq::zip(self, &at)?;
         let r = pairs.reduce_with(|(a, i), (b, j)| {
             // The later element wins where it is better, or where the earlier is NaN and it is

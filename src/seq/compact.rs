@@ -8,8 +8,9 @@ impl<T: Item> DeviceSeq<T> {
     /// The elements whose flag is nonzero, in order (stream compaction).
     ///
     /// Cost: one fused pass (the flags scanned and each kept element written in the same
-    /// kernel); waits for the count. Where fewer than half the elements are kept they are
-    /// moved to storage of their own size.
+    /// kernel); waits for the count. On a GPU the result stays in the kernel's storage of
+    /// `len` elements unless fewer than `len / 16` are kept, when it moves to storage of its
+    /// own size (`copy()` gives any result storage of its own size).
     ///
     /// # Errors
     ///

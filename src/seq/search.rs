@@ -8,7 +8,7 @@ use crate::item::{Element, Expr, Index, Item, ScalarType};
 
 /// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended): their
 /// unsigned order is the `total_cmp` order for floats, the value order for integers.
-fn ordered(ty: ScalarType, b: Expr<u64>) -> Expr<u64> {
+pub(super) fn ordered(ty: ScalarType, b: Expr<u64>) -> Expr<u64> {
     let w = ty.bits();
     let sign = 1u64 << (w - 1);
     let mask = if w == 64 { !0u64 } else { (1u64 << w) - 1 };
@@ -26,6 +26,30 @@ const DIGIT: u32 = 11;
 
 /// Candidates at or below which `top_k` stops refining and sorts them.
 const SELECT_CANDIDATES: u64 = 1 << 16;
+
+/// Lengths from which `top_k` first tries a threshold from a sample (for `k <= len / 64`).
+const SAMPLE_FROM: usize = 1 << 20;
+
+/// Keys in `top_k`'s sample.
+const SAMPLE: usize = 1 << 16;
+
+/// Candidates above the sampled threshold that `top_k` sorts; beyond (many equal keys), or
+/// below `k` (an unlucky sample), it selects by radix instead.
+const SAMPLE_CANDIDATES: usize = 1 << 20;
+
+/// A key that very likely at least `k` of `key`'s elements reach: of `SAMPLE` evenly spaced
+/// keys, sorted on the device, the one at rank `e + 4 sqrt(e) + 4` from the top, where
+/// `e = k SAMPLE / len` is the rank the k-th largest is expected at (about `len / SAMPLE`
+/// elements to a sample key).
+fn sampled_threshold(key: &DeviceSeq<u64>, k: usize) -> Result<u64> {
+    let n = key.len() as u64;
+    let step = n / SAMPLE as u64;
+    let at = DeviceSeq::<u64>::sequence(key.device(), SAMPLE)?.map(move |j| j * step + step / 2)?;
+    let sample = key.gather(&at)?.sort()?;
+    let expect = k as f64 * SAMPLE as f64 / n as f64;
+    let rank = ((expect + 4.0 * expect.sqrt()).ceil() as usize + 4).min(SAMPLE);
+    Ok(sample.slice(SAMPLE - rank..SAMPLE - rank + 1).to_vec()?[0])
+}
 
 impl<T: Element> DeviceSeq<T> {
     /// For each needle, the first position `p` with `self[p] >= needle`
@@ -168,11 +192,16 @@ impl<T: Element> DeviceSeq<T> {
     /// The `k` largest elements in descending order (floats in the `total_cmp` order, so
     /// `+NaN` first), with their positions; equal elements by ascending position.
     ///
-    /// By radix selection on the elements' ordered bits, 11 bits at a time from the top: a
-    /// histogram of the next digit among the elements that still tie with the k-th largest
-    /// (one fused pass, no memory of the sequence's length), until at most 65536 candidates
-    /// besides the certain ones remain; those are compacted (with their positions), sorted
-    /// descending and cut to `k`. No full sort.
+    /// No full sort. From 2^20 elements with `k <= len / 64`: a threshold from a sorted
+    /// sample of 2^16 evenly spaced elements that very likely `k` to a few `k` (plus a few
+    /// `len / 2^16`) elements reach; one fused pass compacts their positions, and those are
+    /// sorted descending and cut to `k`. Otherwise, or where the threshold lets fewer than
+    /// `k` or more than 2^20 elements through: radix selection on the elements' ordered bits,
+    /// 11 bits at a time from the top, a histogram of the next digit among the elements that
+    /// still tie with the k-th largest (one fused pass each, no memory of the sequence's
+    /// length), until at most 65536 candidates besides the certain ones remain; those are
+    /// compacted with their positions, sorted and cut the same way. Either way the result is
+    /// exact and the same on every run.
     ///
     /// # Errors
     ///
@@ -208,6 +237,13 @@ impl<T: Element> DeviceSeq<T> {
         let ty = T::TYPE;
         let w = ty.bits();
         let key = self.map(move |x| ordered(ty, x.to_bits()))?;
+        if n >= SAMPLE_FROM && (k as u64) * 64 <= n as u64 {
+            let t = sampled_threshold(&key, k)?;
+            let at = key.map(move |q| q.ge(t))?.nonzero_indices::<I>()?;
+            if at.len() >= k && at.len() <= SAMPLE_CANDIDATES {
+                return self.top_of(&at, k);
+            }
+        }
         // The top `known` bits of the k-th largest key are `prefix`; `need` of the keys that
         // share them are among the k (the keys above them are all in).
         let (mut prefix, mut known, mut need) = (0u64, 0u32, k as u64);
@@ -259,8 +295,14 @@ impl<T: Element> DeviceSeq<T> {
             // The keys whose top `known` bits are at least `prefix`.
             key.map(move |q| (q >> shift).ge(prefix))?
         };
-        let at = flags.nonzero_indices::<I>()?;
-        let vals = self.gather(&at)?;
+        self.top_of(&flags.nonzero_indices::<I>()?, k)
+    }
+
+    /// The `k` largest of the elements at the ascending positions `at` (which hold the `k`
+    /// largest of the sequence), descending, ties by position, with their positions.
+    fn top_of<I: Index>(&self, at: &DeviceSeq<I>, k: usize) -> Result<(Self, DeviceSeq<I>)> {
+        let dev = self.device();
+        let vals = self.gather(at)?;
         let b = dev.backend();
         let (sk, sp) = b.sort(
             vals.source(),

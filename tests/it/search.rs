@@ -749,6 +749,45 @@ fn top_ks<X: S>() {
             check_top(&seq, &xs, &order, k, t % 2 == 1, &format!("{what} n={n}"));
         }
     }
+    // From 2^20 elements, k <= n / 64: the sampled threshold, and where it lets fewer than k
+    // or more than 2^20 elements through, the radix selection after it.
+    let n = big((1 << 20) + 3);
+    let small_val = X::from_acc_f(1.0);
+    let cases: Vec<(&str, Vec<X>, Vec<usize>)> = vec![
+        (
+            "random bits",
+            (0..n).map(|_| X::from_bits(r.next()).quiet16()).collect(),
+            vec![1, 100, 4096, n / 64],
+        ),
+        (
+            "x%7",
+            (0..n).map(|_| X::from_acc_f(r.below(7) as f64)).collect(),
+            vec![1000],
+        ),
+        ("all equal", vec![heavy_val; n], vec![100]),
+        (
+            // The largest elements in one run that the evenly spaced sample nearly misses.
+            "one cluster",
+            (0..n)
+                .map(|i| {
+                    if (5000..5300).contains(&i) {
+                        X::from_bits(r.next()).quiet16()
+                    } else {
+                        small_val
+                    }
+                })
+                .collect(),
+            vec![1, 250, 5000],
+        ),
+    ];
+    for (what, xs, ks) in cases {
+        let seq = upload(&xs);
+        let order = top_oracle(&xs);
+        for (t, k) in ks.into_iter().enumerate() {
+            let k = k.min(n);
+            check_top(&seq, &xs, &order, k, t % 2 == 0, &format!("{what} n={n}"));
+        }
+    }
 }
 for_types!(top_k, top_ks);
 

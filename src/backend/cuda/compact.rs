@@ -39,19 +39,30 @@ impl Template for CompactKey {
     }
 }
 
+/// The tile: `tuning::compact`'s, with half the rounds for 8-byte counts (a tile's counts,
+/// kept in shared memory by the scan, and its staged output must fit in 48 KB).
+fn shape(size: usize, wide: bool) -> tuning::Shape {
+    let mut sh = tuning::compact(size);
+    if wide {
+        sh.rounds = (sh.rounds / 2).max(1);
+    }
+    sh
+}
+
 fn key(size: usize, wide: bool) -> CompactKey {
-    let sh = tuning::compact(size);
+    let sh = shape(size, wide);
     CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::register_min_blocks(),
+        minb: tuning::compact_min_blocks(),
     }
 }
 
 /// The elements of `src` whose flag is nonzero: a buffer and how many elements it holds. The
-/// kernel writes into a buffer of `n` elements; where fewer than half are kept they move to a
-/// buffer of their own size.
+/// kernel writes into a buffer of `n` elements (as CUB's and Thrust's callers provide); where
+/// fewer than `n / 16` are kept they move to a buffer of their own size, else the result keeps
+/// the large one (moving a third of the elements cost `unique` a third of its time).
 pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer, usize)> {
     let (n, size) = (src.len, src.ty().size());
     let out = Buffer::new(gpu, n * size)?;
@@ -59,8 +70,8 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
         return Ok((out, 0));
     }
     let vec = tuning::vec(size);
-    let sh = tuning::compact(size);
     let wide = n as u64 >= u32::MAX as u64;
+    let sh = shape(size, wide);
     let k = gpu.kernel(key(size, wide), &[(src, vec), (flags, vec)])?;
     let total = gpu.mailbox()?;
     let tiles = sh.tiles(n, vec);
@@ -75,7 +86,7 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
         tiles: tiles as u32,
     })?;
     let count = gpu.take_slot(total)? as usize;
-    if count * 2 >= n {
+    if count * 16 >= n {
         return Ok((out, count));
     }
     let fit = Buffer::new(gpu, count * size)?;

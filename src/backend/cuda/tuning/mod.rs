@@ -166,6 +166,13 @@ pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
 }
 
+/// Blocks a multiprocessor that the compaction kernel is compiled for: 2, so that its tile of
+/// flags, values and counts (32 items a thread) fits in 128 registers; with 3 (80 registers)
+/// ptxas spilled 70 to 270 bytes a thread. (`DEVSEQ_TUNE` knob `compact_minb`.)
+pub(crate) fn compact_min_blocks() -> u32 {
+    knob("compact_minb", 2)
+}
+
 /// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
 /// partitioned (src/cuda/gather.rs). Measured on an H200 (50 MB of L2; 2026-11-22, run 27):
 /// a random permutation of 2^24 floats (64 MB) 0.48 ms against 0.84 written directly, 2^28
