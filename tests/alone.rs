@@ -601,3 +601,28 @@ fn users_kernels_hit_the_disk_cache() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cudarc slice taken in by `from_cuda_slice` counts as devseq's memory while a sequence
+/// uses it, and is freed (and no longer counted) when the last one is dropped.
+#[test]
+fn adopted_slices_are_counted_and_freed() {
+    let _alone = alone();
+    let d = dev();
+    let Some(stream) = d.cuda_stream() else {
+        eprintln!("no cudarc slices on the host backend");
+        return;
+    };
+    let before = d.memory_in_use();
+    let v: Vec<u64> = (0..100_000).collect();
+    let xs = DeviceSeq::from_cuda_slice(&d, stream.clone_htod(&v).unwrap()).unwrap();
+    assert_eq!(
+        d.memory_in_use(),
+        before + 8 * v.len(),
+        "counted while in use"
+    );
+    let view = xs.slice(10..20);
+    drop(xs);
+    assert_eq!(view.to_vec().unwrap(), v[10..20], "a view keeps it alive");
+    drop(view);
+    assert_eq!(d.memory_in_use(), before, "freed with the last sequence");
+}

@@ -73,8 +73,15 @@ pub(crate) trait Backend: Send + Sync {
     fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column>;
     /// The segmented scans: `flags` (u8) of the same length start segments.
     fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column>;
-    /// One value per segment.
-    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column>;
+    /// One value per segment; `segments`, where the caller knows it (the heads compacted
+    /// beside), saves counting them.
+    fn segmented_reduce(
+        &self,
+        src: &Source,
+        flags: &Source,
+        op: Op,
+        segments: Option<usize>,
+    ) -> Result<Column>;
     /// 1 where an element's bits differ from those before it (and at 0), else 0.
     fn head_flags(&self, src: &Source) -> Result<Column>;
     /// The elements whose flag is nonzero, in order.

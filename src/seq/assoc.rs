@@ -6,6 +6,7 @@
 //! chunks, and a scan that reduces the chunks, scans their totals, then scans each chunk from
 //! its prefix (docs/algorithms.md). The left operand always holds the earlier elements.
 
+use super::search::ordered;
 use super::{DeviceSeq, length};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
@@ -13,7 +14,6 @@ use crate::expr::combine::Combiner;
 use crate::item::{Element, Expr, Index, Item};
 use crate::op::{Op, check_op};
 use crate::source::Source;
-use super::search::ordered;
 
 /// An item's components as compute bits.
 fn compute_bits<T: Item>(x: &T) -> Vec<u64> {
@@ -339,7 +339,7 @@ impl<T: Item> DeviceSeq<T> {
         }
         if let Some(op) = builtin(&c) {
             let b = self.device().backend();
-            let col = b.segmented_reduce(&self.sources()[0], flags.source(), op)?;
+            let col = b.segmented_reduce(&self.sources()[0], flags.source(), op, None)?;
             return Ok(Self::stored_columns(self.device(), vec![col]));
         }
         let incl = self.segmented_inclusive_scan_with(flags, &f)?;

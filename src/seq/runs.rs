@@ -56,10 +56,9 @@ impl<T: Element> DeviceSeq<T> {
     pub fn run_lengths(&self) -> Result<(Self, DeviceSeq<u64>)> {
         let heads = self.head_flags()?;
         let ones = DeviceSeq::filled(self.device(), 1u64, self.len())?;
-        Ok((
-            self.compact(&heads)?,
-            ones.segmented_reduce(&heads, Op::Add)?,
-        ))
+        let firsts = self.compact(&heads)?;
+        let lens = ones.segmented_reduce_of(&heads, Op::Add, Some(firsts.len()))?;
+        Ok((firsts, lens))
     }
 
     /// For each run of equal consecutive keys (bitwise for floats): its key and the
@@ -95,6 +94,8 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(values)?;
         length(self.len(), values.len())?;
         let heads = self.head_flags()?;
-        Ok((self.compact(&heads)?, values.segmented_reduce(&heads, op)?))
+        let keys = self.compact(&heads)?;
+        let sums = values.segmented_reduce_of(&heads, op, Some(keys.len()))?;
+        Ok((keys, sums))
     }
 }

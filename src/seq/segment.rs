@@ -93,10 +93,21 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn segmented_reduce(&self, flags: &DeviceSeq<u8>, op: Op) -> Result<Self> {
+        self.segmented_reduce_of(flags, op, None)
+    }
+
+    /// `segmented_reduce` where the caller may know the number of segments (from the heads it
+    /// compacted), which saves counting them.
+    pub(crate) fn segmented_reduce_of(
+        &self,
+        flags: &DeviceSeq<u8>,
+        op: Op,
+        segments: Option<usize>,
+    ) -> Result<Self> {
         op.check::<T>()?;
         self.segment_inputs(flags)?;
         let b = self.device().backend();
-        let col = b.segmented_reduce(self.source(), flags.source(), op)?;
+        let col = b.segmented_reduce(self.source(), flags.source(), op, segments)?;
         Ok(Self::stored(self.device(), col))
     }
     /// 1 where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else 0: the heads of

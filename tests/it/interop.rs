@@ -72,15 +72,10 @@ fn slices_come_in_without_a_copy() {
     };
     for &n in sizes() {
         let v: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1000 - 500).collect();
-        let before = d.memory_in_use();
+        // (What devseq counts as in use: tests/alone.rs, where no other test allocates.)
         let xs = DeviceSeq::from_cuda_slice(&d, stream.clone_htod(&v).unwrap()).unwrap();
         assert_eq!(xs.len(), n);
         assert_eq!(xs.to_vec().unwrap(), v, "n = {n}");
-        assert_eq!(
-            d.memory_in_use(),
-            before + 8 * n,
-            "devseq counts what it owns"
-        );
         let mut want = v.clone();
         want.sort();
         assert_eq!(
@@ -91,8 +86,6 @@ fn slices_come_in_without_a_copy() {
         // Out and back in: the same elements, on devseq's stream.
         let back = DeviceSeq::from_cuda_slice(&d, xs.to_cuda_slice().unwrap()).unwrap();
         assert_eq!(back.to_vec().unwrap(), v);
-        drop((xs, back));
-        assert_eq!(d.memory_in_use(), before, "freed with the sequences");
     }
     // A slice written on another stream: devseq's stream waits for that work.
     let other = stream.context().new_stream().unwrap();

@@ -128,8 +128,14 @@ impl Backend for CudaBackend {
         Ok(column(b, src.ty(), src.len))
     }
 
-    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column> {
-        let (b, segments) = segment::reduce_segments(&self.gpu, src, flags, op)?;
+    fn segmented_reduce(
+        &self,
+        src: &Source,
+        flags: &Source,
+        op: Op,
+        segments: Option<usize>,
+    ) -> Result<Column> {
+        let (b, segments) = segment::reduce_segments(&self.gpu, src, flags, op, segments)?;
         Ok(column(b, src.ty(), segments))
     }
 

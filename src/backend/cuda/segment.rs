@@ -158,15 +158,19 @@ pub(crate) fn count_heads(gpu: &Gpu, flags: &Source) -> Result<usize> {
     Ok(reduce(gpu, &ones, Op::Add)? as usize + 1)
 }
 
-/// One value per segment: the buffer and the number of segments.
+/// One value per segment: the buffer and the number of segments (counted unless `known`).
 pub(crate) fn reduce_segments(
     gpu: &Gpu,
     src: &Source,
     flags: &Source,
     op: Op,
+    known: Option<usize>,
 ) -> Result<(Buffer, usize)> {
     let (n, size) = (src.len, src.ty().size());
-    let segments = count_heads(gpu, flags)?;
+    let segments = match known {
+        Some(s) => s,
+        None => count_heads(gpu, flags)?,
+    };
     let out = Buffer::new(gpu, segments * size)?;
     if n == 0 {
         return Ok((out, 0));

@@ -399,7 +399,13 @@ impl Backend for HostBackend {
         })
     }
 
-    fn segmented_reduce(&self, src: &Source, flags: &Source, op: Op) -> Result<Column> {
+    fn segmented_reduce(
+        &self,
+        src: &Source,
+        flags: &Source,
+        op: Op,
+        _segments: Option<usize>,
+    ) -> Result<Column> {
         let f = HostSrc::<u8>::new(flags)?;
         with_type!(src.ty(), T => {
             column(segment::reduce(&HostSrc::<T>::new(src)?, &f, op))
