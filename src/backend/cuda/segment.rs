@@ -106,7 +106,7 @@ fn reduce_key(size: usize, op: Op, wide: bool) -> SegReduceKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::register_min_blocks(),
+        minb: tuning::segreduce_min_blocks(),
     }
 }
 

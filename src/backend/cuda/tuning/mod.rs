@@ -166,6 +166,13 @@ pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
 }
 
+/// Blocks a multiprocessor that the segmented reduction is compiled for: 2 (128 registers),
+/// where at 3 (80 registers) ptxas spilled 500 bytes a thread for f32 values over the lazy
+/// head flags of keys (`reduce_by_key`). (`DEVSEQ_TUNE` knob `segreduce_minb`.)
+pub(crate) fn segreduce_min_blocks() -> u32 {
+    knob("segreduce_minb", 2)
+}
+
 /// Blocks a multiprocessor that the compaction kernel is compiled for: 2, so that its tile of
 /// flags, values and counts (32 items a thread) fits in 128 registers; with 3 (80 registers)
 /// ptxas spilled 70 to 270 bytes a thread. (`DEVSEQ_TUNE` knob `compact_minb`.)
