@@ -19,7 +19,6 @@ mod common;
 use devseq::cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use devseq::{Device, DeviceSeq};
 use std::sync::Arc;
-use std::time::Instant;
 
 const SOURCE: &str = r#"
 // One thread an element of C: row `row` of A and column `col` of B from global memory.
@@ -99,20 +98,6 @@ fn check(what: &str, a: &[f32], b: &[f32], c: &[f32], n: usize) {
     }
 }
 
-/// The best time of `reps` runs of `f` (each queued on `stream` and waited for), in seconds.
-fn best(stream: &Arc<CudaStream>, reps: usize, mut f: impl FnMut()) -> f64 {
-    f(); // warm-up
-    stream.synchronize().unwrap();
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            stream.synchronize().unwrap();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
 /// SGEMM from cuBLAS on the same inputs: its time, and its product (row-major, so computed
 /// as the column-major Cᵀ = Bᵀ Aᵀ), or `None` where libcublas does not load.
 fn cublas(
@@ -150,10 +135,11 @@ fn cublas(
         beta: 0.0f32,
         ldc: m,
     };
-    let t = best(stream, reps, || {
+    let t = common::best(reps, || {
         // SAFETY: three n x n f32 matrices of n * n elements each, with leading dimension n,
-        // on the handle's stream; the slices outlive the call's work (waited for by `best`).
+        // on the handle's stream; the slices outlive the call's work (waited for here).
         unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.unwrap();
+        stream.synchronize().unwrap();
     });
     Some((t, stream.clone_dtoh(&dc).unwrap()))
 }
@@ -193,13 +179,14 @@ fn main() -> devseq::Result<()> {
             block_dim: (tile, tile, 1),
             shared_mem_bytes: 0,
         };
-        let t = best(&stream, reps, || {
+        let t = common::best(reps, || {
             let mut launch = stream.launch_builder(&k);
             launch.arg(&pa).arg(&pb).arg(&pc).arg(&n32);
             // SAFETY: every kernel of SOURCE takes (const float*, const float*, float*, u32):
             // the addresses of three stored n * n f32 sequences that live past the launch
-            // (queued on devseq's stream, waited for by `best`), and n; the grid covers C.
+            // (queued on devseq's stream, waited for here), and n; the grid covers C.
             unsafe { launch.launch(cfg) }.unwrap();
+            stream.synchronize().unwrap();
         });
         check(name, &ha, &hb, &c.to_vec()?, n);
         println!("{name:<22} {:>10.3} {:>10.0}", t * 1e3, flop / t / 1e9);

@@ -8,18 +8,6 @@
 mod common;
 
 use devseq::{Device, DeviceSeq};
-use std::time::Instant;
-
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    f(); // warm-up
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn main() -> devseq::Result<()> {
     let dev = Device::auto()?;
@@ -33,21 +21,21 @@ fn main() -> devseq::Result<()> {
         |what: &str, t: f64| println!("{what:<34} {:>8.2} ms {:>7.1} GB/s", t * 1e3, gb / t);
     println!("{n} u32 ({gb:.2} GB) from {} to the host", dev.name());
 
-    let t = best(reps, || {
+    let t = common::best(reps, || {
         let v = xs.to_vec().unwrap();
         assert_eq!(v[n - 1], (n as u32 - 1).wrapping_mul(3));
     });
     report("to_vec (a new Vec each time)", t);
 
     let mut kept = vec![0u32; n];
-    let t = best(reps, || xs.to_vec_into(&mut kept).unwrap());
+    let t = common::best(reps, || xs.to_vec_into(&mut kept).unwrap());
     assert_eq!(kept[n - 1], (n as u32 - 1).wrapping_mul(3));
     report("to_vec_into a kept Vec", t);
 
     if let Some(stream) = dev.cuda_stream() {
         // SAFETY: the page-locked memory is written in full by `to_vec_into` before it is read.
         let mut pinned = unsafe { stream.context().alloc_pinned::<u32>(n) }.unwrap();
-        let t = best(reps, || {
+        let t = common::best(reps, || {
             xs.to_vec_into(pinned.as_mut_slice().unwrap()).unwrap()
         });
         assert_eq!(

@@ -1,4 +1,4 @@
-//! What the examples share: reading their command-line flags.
+//! What the examples share: reading their command-line flags, and timing.
 
 /// The word after the last `name` on the command line (empty where `name` comes last), or
 /// `None` where `name` is absent.
@@ -18,4 +18,18 @@ pub fn flag<T: std::str::FromStr>(name: &str, default: T) -> T {
             .unwrap_or_else(|_| panic!("{name} N: {v:?} is not a valid value")),
         None => default,
     }
+}
+
+/// The best time, in seconds, of `reps` calls of `f` after one warm-up call (`f` waits for the
+/// work it times).
+#[allow(dead_code)] // not every example times something
+pub fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..reps)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
 }

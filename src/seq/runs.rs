@@ -54,11 +54,9 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn run_lengths(&self) -> Result<(Self, DeviceSeq<u64>)> {
-        let heads = self.head_flags()?;
+        // The lengths are the sums of a lazy sequence of ones by key.
         let ones = DeviceSeq::filled(self.device(), 1u64, self.len())?;
-        let firsts = self.compact(&heads)?;
-        let lens = ones.segmented_reduce_of(&heads, Op::Add, Some(firsts.len()))?;
-        Ok((firsts, lens))
+        self.reduce_by_key(&ones, Op::Add)
     }
 
     /// For each run of equal consecutive keys (bitwise for floats): its key and the

@@ -123,17 +123,22 @@ impl Buffer {
         } else {
             Some(alloc(gpu, bytes)?)
         };
+        Ok(Buffer::owning(gpu, slice, bytes))
+    }
+
+    /// A buffer owning `slice` (`bytes` long; `None` for no bytes), counted as in use.
+    fn owning(gpu: &Gpu, slice: Option<CudaSlice<u8>>, bytes: usize) -> Buffer {
         let ptr = match &slice {
             Some(s) => Ptr(s.device_ptr(&gpu.stream).0),
             None => Ptr(0),
         };
         gpu.mem.add(bytes);
-        Ok(Buffer {
+        Buffer {
             slice,
             ptr,
             bytes,
             mem: gpu.mem.clone(),
-        })
+        }
     }
 
     /// A buffer over the memory of a caller's cudarc slice (no copy), which devseq owns from
@@ -154,14 +159,7 @@ impl Buffer {
         // above, so nothing else frees it) in `gpu`'s context (checked by the caller); the new
         // slice owns it and frees it on devseq's stream, after the work devseq queues there.
         let s = unsafe { gpu.stream.upgrade_device_ptr::<u8>(ptr, bytes) };
-        let ptr = Ptr(s.device_ptr(&gpu.stream).0);
-        gpu.mem.add(bytes);
-        let buf = Buffer {
-            slice: Some(s),
-            ptr,
-            bytes,
-            mem: gpu.mem.clone(),
-        };
+        let buf = Buffer::owning(gpu, Some(s), bytes);
         if !Arc::ptr_eq(&theirs, &gpu.stream) {
             // Devseq's stream waits for what the caller queued on the slice's stream.
             gpu.stream.join(&theirs).cuda("cuStreamWaitEvent")?;
