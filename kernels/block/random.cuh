@@ -17,8 +17,10 @@ DS_DEV void philox4x32_10(u64 seed, u64 counter, u32 (&w)[4]) {
       k0 += 0x9E3779B9u;
       k1 += 0xBB67AE85u;
     }
-    const u32 lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);
-    const u32 lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);
+    // One 32 x 32 -> 64-bit multiplication gives both halves (IMAD.WIDE).
+    const u64 p0 = (u64)0xD2511F53u * c0, p1 = (u64)0xCD9E8D57u * c2;
+    const u32 lo0 = (u32)p0, hi0 = (u32)(p0 >> 32);
+    const u32 lo1 = (u32)p1, hi1 = (u32)(p1 >> 32);
     const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
     c0 = n0;
     c1 = lo1;
@@ -84,10 +86,26 @@ template <class T, int KIND> DS_DEV compute_t<T> random_at(u64 seed, u64 e) {
   return random_of<T, KIND>(w, e);
 }
 
-// Elements e .. e + VEC - 1, each block computed once.
+// Elements e .. e + VEC - 1, each block computed once. Where the run starts a block and
+// holds whole blocks (a vector of a tile: the common case), every element's word is known at
+// compile time, so the words stay in registers without selects or branches.
 template <class T, int KIND, int VEC>
 DS_DEV void random_vec(u64 seed, u64 e, compute_t<T> (&v)[VEC]) {
   constexpr int PB = random_traits<T, KIND>::PER_BLOCK;
+  if constexpr (VEC % PB == 0) {
+    if (e % PB == 0) {
+      const u64 c = e / PB;
+#pragma unroll
+      for (int b = 0; b < VEC / PB; ++b) {
+        u32 w[4];
+        philox4x32_10(seed, c + b, w);
+        // random_of reads only e % PB and e % 2 of its index: m stands for e + b * PB + m.
+#pragma unroll
+        for (int m = 0; m < PB; ++m) v[b * PB + m] = random_of<T, KIND>(w, (u64)m);
+      }
+      return;
+    }
+  }
   u32 w[4];
 #pragma unroll
   for (int j = 0; j < VEC; ++j) {

@@ -23,6 +23,7 @@ mod map;
 mod props;
 mod random;
 mod reduce;
+mod render;
 mod runs;
 mod sanitize;
 mod scan;
