@@ -15,37 +15,60 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef typename S::T T;
   typedef Combine<OpAdd, K> F;
   constexpr int VEC = 16 / sizeof(T);
+  static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
   const F f{};
   const u64 n = p.n;
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
-  u8 fl[R][VEC];
-  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
+  // The values wait in shared memory (copied asynchronously where they are a stored column)
+  // while the flags are counted and the look-back runs: holding them in registers through
+  // the look-back limited the kernel to 2 blocks a multiprocessor.
+  __shared__ __align__(16) T stage[BLOCK * R * VEC];
+  src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
+  // The thread's flags as one mask (bit r * VEC + j for item j of round r) and its kept count
+  // of each round: the scan runs over R counts a thread, not R x VEC items.
+  u32 mask = 0;
+  K a[R];
+  {
+    u8 fl[R][VEC];
+    src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      u32 m = 0;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) m |= (fl[r][j] != 0 ? 1u : 0u) << j;
+      mask |= m << (r * VEC);
+      a[r] = (K)__popc(m);
+    }
+  }
+  tile_scan_rounds<BLOCK, R, false>(a, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);
+  stage_wait();
   T raw[R][VEC];
-  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
-  K x[R][VEC];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) x[r][j] = fl[r][j] != 0 ? 1 : 0;
-  tile_scan<BLOCK, R, VEC, false>(x, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);
-  // The kept elements go to shared memory in order first, then out in contiguous runs: a
-  // warp's store covers 32 neighbouring outputs, where storing each thread's items straight
+  for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+  // The kept elements move down in shared memory, in order, then go out in contiguous runs:
+  // a warp's store covers 32 neighbouring outputs, where storing each thread's items straight
   // to their places scattered every store over several lines.
-  __shared__ T stage[BLOCK * R * VEC];
   __shared__ K tile_base, tile_kept;
-  if (threadIdx.x == 0) tile_base = x[0][0];
-  if (threadIdx.x == BLOCK - 1) tile_kept = x[R - 1][VEC - 1] + (fl[R - 1][VEC - 1] != 0 ? 1 : 0);
-  __syncthreads();
+  constexpr u32 ROUND = (1u << VEC) - 1;
+  if (threadIdx.x == 0) tile_base = a[0];
+  if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
+  __syncthreads();  // every thread has its values, and the tile's base and count are known
   const K base = tile_base;
+  const bool last = tile + 1 == p.tiles;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r) {
+    const u32 m = mask >> (r * VEC) & ROUND;
+    const u32 at = (u32)(a[r] - base);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
-      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (fl[r][j] != 0) stage[(u32)(x[r][j] - base)] = raw[r][j];
-      if (i + 1 == n) *(u64*)p.total = (u64)x[r][j] + (fl[r][j] != 0 ? 1 : 0);
+      const u32 before = (u32)__popc(m & ((1u << j) - 1));
+      const bool kept = (m >> j & 1) != 0;
+      if (kept) stage[at + before] = raw[r][j];
+      if (last && item_index<BLOCK, VEC>(tb, r, j) + 1 == n)
+        *(u64*)p.total = (u64)a[r] + before + (kept ? 1 : 0);
     }
+  }
   __syncthreads();
   const u32 kept = (u32)(tile_kept - base);
   T* __restrict__ out = (T*)p.out + base;

@@ -173,11 +173,12 @@ pub(crate) fn segreduce_min_blocks() -> u32 {
     knob("segreduce_minb", 2)
 }
 
-/// Blocks a multiprocessor that the compaction kernel is compiled for: 2, so that its tile of
-/// flags, values and counts (32 items a thread) fits in 128 registers; with 3 (80 registers)
-/// ptxas spilled 70 to 270 bytes a thread. (`DEVSEQ_TUNE` knob `compact_minb`.)
+/// Blocks a multiprocessor that the compaction kernel is compiled for: 3 (80 registers). Its
+/// values wait in shared memory through the look-back and its flags are one mask a thread,
+/// so no instance spills at 3 (at 4, 64 registers, six do); when the tile's values, flags and
+/// counts were all in registers it needed 2. (`DEVSEQ_TUNE` knob `compact_minb`.)
 pub(crate) fn compact_min_blocks() -> u32 {
-    knob("compact_minb", 2)
+    knob("compact_minb", 3)
 }
 
 /// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
