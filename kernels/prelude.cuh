@@ -199,6 +199,13 @@ template <class C> DS_DEV C neg(C a) {
   if constexpr (traits<C>::is_float) return -a;
   else return sub<C>((C)0, a);
 }
+// Whether 64-bit operands a and b both lie in [0, 2^32), where the 32-bit division gives the
+// same quotient and remainder: the GPU has no divider, and the 64-bit routine costs several
+// times the 32-bit one (row numbers of a sequence, `i % cols`, are the common case).
+template <class C> DS_DEV bool narrow_operands(C a, C b) {
+  if constexpr (sizeof(C) == 8) return (((u64)a | (u64)b) >> 32) == 0;
+  else return false;
+}
 // Integer division by zero gives 0; MIN / -1 wraps to MIN.
 template <class C> DS_DEV C div(C a, C b) {
   if constexpr (traits<C>::is_float) return a / b;
@@ -207,6 +214,7 @@ template <class C> DS_DEV C div(C a, C b) {
     if constexpr (traits<C>::is_signed) {
       if (a == traits<C>::min() && b == (C)(-1)) return a;
     }
+    if (narrow_operands(a, b)) return (C)((u32)a / (u32)b);
     return (C)(a / b);
   }
 }
@@ -216,6 +224,7 @@ template <class C> DS_DEV C rem(C a, C b) {
   if constexpr (traits<C>::is_signed) {
     if (b == (C)(-1)) return (C)0;
   }
+  if (narrow_operands(a, b)) return (C)((u32)a % (u32)b);
   return (C)(a % b);
 }
 template <class C> DS_DEV C bit_and(C a, C b) { return (C)(a & b); }
