@@ -119,8 +119,13 @@ template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R]
 
 // MODE 0: the result's words (K compute bits, then whether there was an item) to p.result.
 // MODE 1: each chunk's exclusive prefix (from p.init where p.excl) back to p.partial.
+// MODE 2: as MODE 0, for a commutative combiner (Combiner::commutative): items folded in
+// any order within a block.
+// (MODE 2 is compiled for 4 blocks a multiprocessor, 2 for items over 16 bytes: the grid of 8
+// a multiprocessor then runs in even waves; at 8, 32 registers, even two f32 spilled.)
 template <class F, int BLOCK, int R, int VEC, int MODE, class... S>
-__global__ void __launch_bounds__(BLOCK) ds_assoc_reduce(const AssocParams p, const S... s) {
+__global__ void __launch_bounds__(BLOCK, MODE != 2 ? 1 : sizeof(typename F::V) <= 16 ? 4 : 2)
+    ds_assoc_reduce(const AssocParams p, const S... s) {
   using namespace ds;
   typedef typename F::V V;
   typedef OptF<F> G;
@@ -130,19 +135,42 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_reduce(const AssocParams p, co
   const u64 lo = (u64)blockIdx.x * p.chunk;
   const u64 hi = lo + p.chunk < p.n ? lo + p.chunk : p.n;
   O acc = G::none();  // (thread 0)
-  for (u64 tb = lo; tb < hi; tb += TILE) {
-    O a[R];
+  if constexpr (MODE == 2) {
+    // A commutative combiner: each thread folds its items of every tile as they come, VEC
+    // chains a thread (as ds_reduce does), and the block folds the threads' values once.
+    O part[VEC];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      V x[VEC];
-      const int m = assoc_round<F, BLOCK, VEC>(tb, hi, r, x, s...);
-      a[r] = m > 0 ? G::some(x[0]) : G::none();
+    for (int j = 0; j < VEC; ++j) part[j] = G::none();
+    for (u64 tb = lo; tb < hi; tb += TILE) {
 #pragma unroll
-      for (int j = 1; j < VEC; ++j)
-        if (j < m) a[r].v = g.f(a[r].v, x[j]);
+      for (int r = 0; r < R; ++r) {
+        V x[VEC];
+        const int m = assoc_round<F, BLOCK, VEC>(tb, hi, r, x, s...);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j)
+          if (j < m) part[j] = part[j].has ? G::some(g.f(part[j].v, x[j])) : G::some(x[j]);
+      }
     }
-    const O t = tile_fold<BLOCK, R>(a, g);
-    if (threadIdx.x == 0) acc = g(acc, t);
+    O a[1];
+    a[0] = part[0];
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a[0] = g(a[0], part[j]);
+    acc = tile_fold<BLOCK, 1>(a, g);
+  } else {
+    for (u64 tb = lo; tb < hi; tb += TILE) {
+      O a[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        V x[VEC];
+        const int m = assoc_round<F, BLOCK, VEC>(tb, hi, r, x, s...);
+        a[r] = m > 0 ? G::some(x[0]) : G::none();
+#pragma unroll
+        for (int j = 1; j < VEC; ++j)
+          if (j < m) a[r].v = g.f(a[r].v, x[j]);
+      }
+      const O t = tile_fold<BLOCK, R>(a, g);
+      if (threadIdx.x == 0) acc = g(acc, t);
+    }
   }
   O* partial = (O*)p.partial;
   __shared__ bool s_last;
@@ -154,7 +182,7 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_reduce(const AssocParams p, co
   __syncthreads();
   if (!s_last) return;
   __threadfence();
-  if constexpr (MODE == 0) {
+  if constexpr (MODE != 1) {
     O all = G::none();  // (thread 0)
     for (u32 b = 0; b < gridDim.x; b += BLOCK) {
       O a[1];
@@ -242,5 +270,78 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_scan(const AssocParams p, cons
       }
       F::template store_round<BLOCK, VEC>(p, hi, tb, r, out);
     }
+  }
+}
+
+namespace ds {
+// Opt items hold any components, floats among them: the look-back keeps its one left fold.
+template <class V> struct exact_fold<Opt<V>> { static constexpr bool value = false; };
+}  // namespace ds
+
+// The single-pass scan (the decoupled look-back of block/lookback.cuh) for items whose Opt
+// fits a look-back slot: each element read once, where ds_assoc_reduce + ds_assoc_scan read it
+// twice. A block a tile of BLOCK x R x VEC items; the items wait in shared memory (dynamic,
+// the launch gives TILE x sizeof(V) bytes; item j of round r of every thread side by side, so
+// that a warp's accesses meet no bank conflicts) while the block looks back. The combination order
+// is fixed by the tile shape (threads' items in order, the block scan of tile_scan_rounds, the
+// left fold of the look-back), so float results are the same on every run. MODE as for
+// ds_assoc_scan; p.excl: the exclusive scan starts from p.init.
+template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, class... S>
+__global__ void __launch_bounds__(BLOCK, MINB)
+    ds_assoc_scan_lookback(const AssocParams p, const S... s) {
+  using namespace ds;
+  typedef typename F::V V;
+  typedef OptF<F> G;
+  typedef typename G::O O;
+  static_assert(sizeof(O) <= 24, "look-back slots hold 24 bytes");
+  constexpr u32 TILE = BLOCK * R * VEC;
+  extern __shared__ u32x4 ds_assoc_tile[];  // TILE items
+  V* s_x = (V*)ds_assoc_tile;
+  const G g{assoc_functor<F>(p.consts)};
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
+  const u64 tb = (u64)tile * TILE;
+  const u64 n = p.n;
+  O a[R];
+  int m[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V x[VEC];
+    m[r] = assoc_round<F, BLOCK, VEC>(tb, n, r, x, s...);
+    a[r] = m[r] > 0 ? G::some(x[0]) : G::none();
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      if (j > 0 && j < m[r]) a[r].v = g.f(a[r].v, x[j]);
+      s_x[((u32)r * VEC + j) * BLOCK + threadIdx.x] = x[j];
+    }
+  }
+  V init;
+  if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
+  O first = G::none();
+  if constexpr (MODE == 1) {
+    if (p.excl) first = G::some(init);
+  }
+  tile_scan_rounds<BLOCK, R, false>(a, g, G::none(), first, (Slot*)p.status, p.tiles, tile,
+                                    p.epoch);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    O q = a[r];
+    V out[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      if (j < m[r]) {
+        const V xj = s_x[((u32)r * VEC + j) * BLOCK + threadIdx.x];
+        if constexpr (MODE == 0) {
+          q = g(q, G::some(xj));
+          out[j] = q.v;
+        } else if constexpr (MODE == 1) {
+          out[j] = q.v;
+          q = g(q, G::some(xj));
+        } else {
+          out[j] = (F::head(xj) || !q.has) ? init : q.v;
+          q = g(q, G::some(xj));
+        }
+      }
+    }
+    F::template store_round<BLOCK, VEC>(p, n, tb, r, out);
   }
 }

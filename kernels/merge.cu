@@ -29,18 +29,46 @@ template <class F> DS_DEV u64 merge_cut(u64 d, u64 na, u64 nb, F a_first) {
 }
 
 // One tile of a merge: its first output d0, the starts a0 and b0 of its stretches of a and b,
-// their lengths la and cnt - la.
+// their lengths la and cnt - la, and where the stretches begin in shared memory (sa, sb).
 struct MergeTile {
   u64 d0, a0, b0;
-  u32 la, cnt;
+  u32 la, cnt, sa, sb;
 };
 
-// Tile blockIdx.x's stretches of a and b, loaded into s_key as ordered bits (a's first): all
-// of a thread's loads are issued before the first is stored.
+// Keys [g, g + len) of source s (of n keys) into t + (g % VEC) onwards, raw bits: whole
+// 16-byte vectors by asynchronous copies where the source is a stored column aligned for them
+// (vector v of the stretch to t + v * VEC, so each copy is aligned at both ends; the elements
+// around the stretch that share its end vectors land in padding), the partial vector at the end
+// of the input element by element. Returns the number of elements of t used, padding included.
+template <int BLOCK, int VEC, class S, class U>
+DS_DEV u32 merge_stage(const S& s, u64 g, u32 len, u64 n, U* t) {
+  typedef typename S::T T;
+  const u32 off = (u32)(g % VEC);
+  const u64 g0 = g - off;
+  const u32 nv = (off + len + VEC - 1) / VEC;
+  for (u32 v = threadIdx.x; v < nv; v += BLOCK) {
+    const u64 i = g0 + (u64)v * VEC;
+    if (i + VEC <= n) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(t + v * VEC)),
+                   "l"(s.p + i) : "memory");
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (i + j < n) t[v * VEC + j] = key_bits<T>::raw(s.p[i + j]);
+    }
+  }
+  return nv * VEC;
+}
+
+// Tile blockIdx.x's stretches of a and b in s_key as raw bits (a's first; `merge_smem` elements
+// of room): by 16-byte asynchronous copies where both are stored columns aligned for them, else
+// all of a thread's loads issued before the first is stored.
 template <int BLOCK, int ITEMS, class KA, class KB, class U>
 DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s_key) {
-  typedef key_bits<typename KA::T> K;
+  typedef typename KA::T T;
+  typedef key_bits<T> K;
   constexpr u32 TILE = BLOCK * ITEMS;
+  constexpr int VEC = 16 / sizeof(T);
   const u64* __restrict__ cuts = (const u64*)p.cuts;
   const u64 total = p.na + p.nb;
   const u64 t = blockIdx.x;
@@ -54,41 +82,64 @@ DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s
   a1 = a1 + p.nb >= d1 ? a1 : d1 - p.nb;
   a1 = a1 < a0 + (d1 - d0) ? a1 : a0 + (d1 - d0);
   a1 = a1 < p.na ? a1 : p.na;
-  MergeTile m{d0, a0, d0 - a0, (u32)(a1 - a0), (u32)(d1 - d0)};
-  U v[ITEMS];
+  MergeTile m{d0, a0, d0 - a0, (u32)(a1 - a0), (u32)(d1 - d0), 0, 0};
+  if constexpr (KA::PLAIN && KB::PLAIN && vec_ok<KA, VEC>::value && vec_ok<KB, VEC>::value) {
+    const u32 used = merge_stage<BLOCK, VEC>(a, m.a0, m.la, p.na, s_key);
+    m.sa = (u32)(m.a0 % VEC);
+    m.sb = used + (u32)(m.b0 % VEC);
+    merge_stage<BLOCK, VEC>(b, m.b0, m.cnt - m.la, p.nb, s_key + used);
+    stage_wait();
+  } else {
+    m.sb = m.la;
+    U v[ITEMS];
 #pragma unroll
-  for (int r = 0; r < ITEMS; ++r) {
-    const u32 k = r * BLOCK + threadIdx.x;
-    if (k < m.cnt) v[r] = K::order(K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la))));
-  }
+    for (int r = 0; r < ITEMS; ++r) {
+      const u32 k = r * BLOCK + threadIdx.x;
+      if (k < m.cnt) v[r] = K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la)));
+    }
 #pragma unroll
-  for (int r = 0; r < ITEMS; ++r) {
-    const u32 k = r * BLOCK + threadIdx.x;
-    if (k < m.cnt) s_key[k] = v[r];
+    for (int r = 0; r < ITEMS; ++r) {
+      const u32 k = r * BLOCK + threadIdx.x;
+      if (k < m.cnt) s_key[k] = v[r];
+    }
   }
   __syncthreads();
   return m;
 }
 
-// This thread's outputs d .. d + ITEMS - 1 of the tile (d returned): their ordered keys, and
-// where each came from (a tile position: a's stretch first, then b's). Outputs at or past
-// the tile's end hold anything.
-template <int ITEMS, u32 TILE, class U>
-DS_DEV u32 merge_thread(const MergeTile& m, const U* s_key, U (&key)[ITEMS],
-                        u32 (&from)[ITEMS]) {
-  const u32 la = m.la, cnt = m.cnt;
-  const u32 d = threadIdx.x * ITEMS < cnt ? threadIdx.x * ITEMS : cnt;
-  u32 ia = (u32)merge_cut(d, la, cnt - la, [&](u64 i, u64 j) { return s_key[i] <= s_key[la + j]; });
-  u32 ib = la + (d - ia);
+// Elements of ds_merge's shared key array: a tile, and the padding of two stretches copied in
+// whole vectors.
+template <class T, u32 TILE> struct merge_smem {
+  static constexpr u32 value = TILE + 4 * (16 / sizeof(T));
+};
+
+// This thread's outputs d .. d + ITEMS - 1 of the tile (d returned): their keys (raw bits), and
+// where each came from (a tile position: a's stretch first, then b's). Keys compare by their
+// ordered bits. The next key of each side waits in a register, so each output reads shared
+// memory once. Outputs at or past the tile's end hold anything.
+template <int ITEMS, u32 TILE, class T, class U>
+DS_DEV u32 merge_thread(const MergeTile& m, const U* s_key, U (&key)[ITEMS], u32 (&from)[ITEMS]) {
+  typedef key_bits<T> K;
+  const u32 la = m.la, lb = m.cnt - m.la;
+  const U* sa = s_key + m.sa;
+  const U* sb = s_key + m.sb;
+  const u32 d = threadIdx.x * ITEMS < m.cnt ? threadIdx.x * ITEMS : m.cnt;
+  u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return K::order(sa[i]) <= K::order(sb[j]); });
+  u32 ib = d - ia;
+  U ka = ia < la ? sa[ia] : (U)0, kb = ib < lb ? sb[ib] : (U)0;
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
-    const bool take_a = ib >= cnt || (ia < la && s_key[ia] <= s_key[ib]);
-    u32 f = take_a ? ia : ib;
-    f = f < TILE ? f : TILE - 1;  // past the tile's end: not stored
-    key[k] = s_key[f];
-    from[k] = f;
-    if (take_a) ++ia;
-    else ++ib;
+    const bool take_a = ib >= lb || (ia < la && K::order(ka) <= K::order(kb));
+    key[k] = take_a ? ka : kb;
+    u32 f = take_a ? ia : la + ib;
+    from[k] = f < TILE ? f : TILE - 1;  // past the tile's end: not stored
+    if (take_a) {
+      ++ia;
+      ka = ia < la ? sa[ia] : (U)0;
+    } else {
+      ++ib;
+      kb = ib < lb ? sb[ib] : (U)0;
+    }
   }
   return d;
 }
@@ -119,13 +170,15 @@ __global__ void __launch_bounds__(BLOCK)
   typedef typename K::U U;
   typedef typename VA::T V;
   constexpr u32 TILE = BLOCK * ITEMS;
+  constexpr int VEC = 16 / sizeof(T);
   static_assert(TILE <= 65536, "origins are 16-bit");
-  __shared__ U s_key[TILE];
+  static_assert(TILE * sizeof(T) % 16 == 0, "tiles start on 16-byte boundaries");
+  __shared__ __align__(16) U s_key[merge_smem<T, TILE>::value];
   __shared__ u16 s_from[VALUES ? TILE : 1];
   const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
-  const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
+  const u32 d = merge_thread<ITEMS, TILE, T>(m, s_key, key, from);
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k)
@@ -134,14 +187,21 @@ __global__ void __launch_bounds__(BLOCK)
       if constexpr (VALUES != 0) s_from[d + k] = (u16)from[k];
     }
   __syncthreads();
-  T* __restrict__ out_keys = (T*)p.keys;
-  V* __restrict__ out_vals = (V*)p.values;
+  if constexpr (KEYS != 0) {
+    // The tile's keys (their bits unchanged) in whole 16-byte vectors: the output is aligned
+    // and every tile starts on a 16-byte boundary.
+    U* __restrict__ out = (U*)p.keys + m.d0;
+    const u32 nv = m.cnt / VEC;
+    for (u32 v = threadIdx.x; v < nv; v += BLOCK)
+      *(u32x4*)(out + v * VEC) = *(const u32x4*)(s_key + v * VEC);
+    for (u32 k = nv * VEC + threadIdx.x; k < m.cnt; k += BLOCK) out[k] = s_key[k];
+  }
+  if constexpr (VALUES != 0) {
+    V* __restrict__ out_vals = (V*)p.values;
 #pragma unroll
-  for (int r = 0; r < ITEMS; ++r) {
-    const u32 k = r * BLOCK + threadIdx.x;
-    if (k < m.cnt) {
-      if constexpr (KEYS != 0) out_keys[m.d0 + k] = K::from_raw(K::unorder(s_key[k]));
-      if constexpr (VALUES != 0) {
+    for (int r = 0; r < ITEMS; ++r) {
+      const u32 k = r * BLOCK + threadIdx.x;
+      if (k < m.cnt) {
         const u32 f = s_from[k];
         out_vals[m.d0 + k] = f < m.la ? va.at(m.a0 + f) : vb.at(m.b0 + (f - m.la));
       }
@@ -158,17 +218,18 @@ template <class KA, class KB, class I, int SIDE, int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK)
     ds_merge_rank(const KA a, const KB b, const MergeParams p) {
   using namespace ds;
-  typedef typename key_bits<typename KA::T>::U U;
+  typedef typename KA::T T;
+  typedef typename key_bits<T>::U U;
   constexpr u32 TILE = BLOCK * ITEMS;
   static_assert(TILE <= 65536, "ranks within a tile are 16-bit");
-  __shared__ U s_key[TILE];
+  __shared__ __align__(16) U s_key[merge_smem<T, TILE>::value];
   __shared__ u16 s_rel[TILE];
 #pragma unroll
   for (int r = 0; r < ITEMS; ++r) s_rel[r * BLOCK + threadIdx.x] = 0;
   const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
-  const u32 d = merge_thread<ITEMS, TILE>(m, s_key, key, from);
+  const u32 d = merge_thread<ITEMS, TILE, T>(m, s_key, key, from);
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const u32 f = from[k];

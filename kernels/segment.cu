@@ -120,6 +120,32 @@ template <class Op, class C, class K> struct SegCountCombine {
   }
 };
 
+// The thread's head flags as a mask, bit r * VEC + j for item j of round r: element 0 is a
+// head, items past the end are not.
+template <int BLOCK, int R, int VEC, class Fl> DS_DEV u32 head_mask(const Fl& flags, u64 n, u64 tb) {
+  static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
+  u8 fl[R][VEC];
+  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
+  u32 m = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (fl[r][j] != 0 || item_index<BLOCK, VEC>(tb, r, j) == 0) m |= 1u << (r * VEC + j);
+  return m;
+}
+
+// The thread's items that lie before the end, as a mask like head_mask's.
+template <int BLOCK, int R, int VEC> DS_DEV u32 valid_mask(u64 n, u64 tb) {
+  u32 m = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (item_index<BLOCK, VEC>(tb, r, j) < n) m |= 1u << (r * VEC + j);
+  return m;
+}
+
 }  // namespace ds
 
 // Segmented inclusive (EXCL = false) or exclusive scan; element 0 always starts a segment.
@@ -183,9 +209,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 }
 
 // One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
-template <class S, class Fl, class Op, class K, int BLOCK, int R, int MINB>
+// With KEYS (reduce_by_key), also p.keys[s] = the key (source `keys`) at segment s's head.
+// Where p.total is given, the thread of the last element writes the number of segments there.
+template <class S, class Fl, class KS, class Op, class K, int BLOCK, int R, int MINB, bool KEYS>
 __global__ void __launch_bounds__(BLOCK, MINB)
-    ds_segreduce(const S s, const Fl flags, const SegReduceParams p) {
+    ds_segreduce(const S s, const Fl flags, const KS keys, const SegReduceParams p) {
   using namespace ds;
   typedef typename S::T T;
   typedef compute_t<T> C;
@@ -197,37 +225,55 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
   T raw[R][VEC];
-  u8 fl[R][VEC];
   src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
-  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
-  V x[R][VEC];
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (i == 0) fl[r][j] = 1;
-      if (i < n) {
-        x[r][j].v = to_c<T>(raw[r][j]);
-        x[r][j].f = fl[r][j] != 0;
-        x[r][j].c = fl[r][j] != 0 ? 1 : 0;
-      } else {
-        x[r][j] = F::neutral();
-      }
+  const u32 heads = head_mask<BLOCK, R, VEC>(flags, n, tb);
+  // (value, head, heads so far) of an item, made where it is used (as in ds_segscan).
+  const u32 valid = valid_mask<BLOCK, R, VEC>(n, tb);
+  auto item = [&](int r, int j) {
+    V x = F::neutral();
+    if ((valid >> (r * VEC + j) & 1) != 0) {
+      const bool h = (heads >> (r * VEC + j) & 1) != 0;
+      x.v = to_c<T>(raw[r][j]);
+      x.f = h ? 1u : 0u;
+      x.c = h ? 1 : 0;
     }
-  tile_scan<BLOCK, R, VEC, true>(x, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles,
-                                 tile, p.epoch);
+    return x;
+  };
+  V a[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    a[r] = item(r, 0);
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], item(r, j));
+  }
+  tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles, tile,
+                             p.epoch);
   T* __restrict__ out = (T*)p.out;
+  typedef typename KS::T KT;
+  KT* __restrict__ out_keys = (KT*)p.keys;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r) {
+    V q = a[r];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
+      const int b = r * VEC + j;
+      q = f(q, item(r, j));
+      if ((valid >> b & 1) == 0) continue;
       const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (i >= n) continue;
-      bool last = i + 1 == n;
-      if (!last) last = (j + 1 < VEC) ? fl[r][j + 1] != 0 : flags.at(i + 1) != 0;
-      if (last) out[x[r][j].c - 1] = from_c<T>(x[r][j].v);
+      if constexpr (KEYS) {
+        if ((heads >> b & 1) != 0) out_keys[q.c - 1] = keys.at(i);
+      }
+      // The segment ends here where the next element is past the end or a head.
+      bool last;
+      if (j + 1 < VEC) {
+        last = (valid >> (b + 1) & 1) == 0 || (heads >> (b + 1) & 1) != 0;
+      } else {
+        last = i + 1 == n || flags.at(i + 1) != 0;
+      }
+      if (last) out[q.c - 1] = from_c<T>(q.v);
+      if (i + 1 == n && p.total) *(u64*)p.total = (u64)q.c;
     }
+  }
 }
 
 // out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.

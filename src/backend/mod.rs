@@ -82,6 +82,20 @@ pub(crate) trait Backend: Send + Sync {
         op: Op,
         segments: Option<usize>,
     ) -> Result<Column>;
+    /// For each segment of `flags` over `keys` and `values` (the same length): the key at its
+    /// head and the `op`-combination of its values (`reduce_by_key`). By default the keys
+    /// compacted at the heads, then a segmented reduction of the values.
+    fn reduce_by_key(
+        &self,
+        keys: &Source,
+        values: &Source,
+        flags: &Source,
+        op: Op,
+    ) -> Result<(Column, Column)> {
+        let k = self.compact(keys, flags)?;
+        let v = self.segmented_reduce(values, flags, op, Some(k.len))?;
+        Ok((k, v))
+    }
     /// 1 where an element's bits differ from those before it (and at 0), else 0.
     fn head_flags(&self, src: &Source) -> Result<Column>;
     /// The elements whose flag is nonzero, in order.

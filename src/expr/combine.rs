@@ -112,6 +112,38 @@ impl Combiner {
         Some(op)
     }
 
+    /// Whether the combination is commutative by construction: each component of the result
+    /// is one commutative built-in operation (`+`, `*`, integer `min`/`max`, the bitwise ops)
+    /// of that component of the two operands, `|(a, b), (c, d)| (a + c, b * d)`. Such a
+    /// combiner may be applied in any grouping and order (a reduction then folds each thread's
+    /// items as they come, as the `Op` reductions do); floats still round differently by
+    /// grouping, so the grouping stays fixed by the launch shape.
+    pub fn commutative(&self) -> bool {
+        let k = self.types.len();
+        if self.segmented || self.outs.len() != k {
+            return false;
+        }
+        let arg = |n: u32| match self.nodes[n as usize].kind {
+            Kind::Arg(a) => Some(a as usize),
+            _ => None,
+        };
+        self.outs.iter().enumerate().all(|(j, &o)| {
+            let node = self.nodes[o as usize];
+            let Kind::Binary(op, a, b) = node.kind else {
+                return false;
+            };
+            let ty = self.types[j];
+            let op_ok = match op {
+                Bin::Add | Bin::Mul | Bin::And | Bin::Or | Bin::Xor => true,
+                Bin::Min | Bin::Max => !ty.is_float(),
+                _ => false,
+            };
+            let (x, y) = (arg(a), arg(b));
+            let pair = (x == Some(j) && y == Some(k + j)) || (x == Some(k + j) && y == Some(j));
+            node.ty == ty && op_ok && pair
+        })
+    }
+
     /// The segmented form: items gain a last component, a `u8` head flag, and
     /// `(a, fa) ⊕ (b, fb) = (fb ? b : a ⊕ b, fa | fb)`, which is associative when `⊕` is.
     pub fn segmented(&self) -> Combiner {
@@ -291,4 +323,30 @@ pub(crate) fn load_compute(types: &[ScalarType], bits: &[u64]) -> Vec<Val> {
         .zip(bits)
         .map(|(&t, &b)| Val::from_compute_bits(t, b))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::Expr;
+
+    #[test]
+    fn commutative_combiners_are_recognized() {
+        let sums = Combiner::trace::<(f32, u32)>(|(a, b), (c, d)| (c + a, b.max(d))).unwrap();
+        assert!(sums.commutative());
+        let scalar = Combiner::trace::<i64>(|a, b| a ^ b).unwrap();
+        assert!(scalar.commutative());
+        // Not commutative by construction: order-keeping, mixed components, constants, float
+        // min/max (which keep the first of equal zeros), segmented forms, differences.
+        let affine =
+            Combiner::trace::<(f32, f32)>(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2)).unwrap();
+        let crossed = Combiner::trace::<(u32, u32)>(|(a, b), (c, d)| (a + d, b + c)).unwrap();
+        let scaled = Combiner::trace::<u32>(|a, b| (a + b) * 2u32).unwrap();
+        let fmax = Combiner::trace::<f32>(|a, b| a.max(b)).unwrap();
+        let diff = Combiner::trace::<i32>(|a, b| a - b).unwrap();
+        let first = Combiner::trace::<u32>(|a, _| a + Expr::constant(0u32)).unwrap();
+        for c in [&affine, &crossed, &scaled, &fmax, &diff, &first, &sums.segmented()] {
+            assert!(!c.commutative(), "{c:?}");
+        }
+    }
 }

@@ -36,7 +36,8 @@ impl<T: Element> DeviceSeq<T> {
     /// Each run of equal consecutive elements (bitwise, as for `dedup`): its element, and its
     /// length.
     ///
-    /// Cost: two passes (`dedup`, and a segmented reduction of ones over the lazy head flags).
+    /// Cost: as [`reduce_by_key`](Self::reduce_by_key) of a lazy sequence of ones: one fused
+    /// pass on the GPU.
     ///
     /// # Errors
     ///
@@ -63,8 +64,11 @@ impl<T: Element> DeviceSeq<T> {
     /// `op`-combination of its values, in order (Thrust's and CUB's `reduce_by_key`). The
     /// values of a run are combined in order, so float results are the same on every run.
     ///
-    /// Cost: the keys' `dedup`, and a segmented reduction of the values over the keys' lazy
-    /// head flags (the keys read again, no flag array).
+    /// Cost: one fused pass on the GPU (a segmented reduction of the values over the keys' lazy
+    /// head flags that also writes the key at each run's head; outputs allocated for a run an
+    /// element, as CUB's `ReduceByKey` callers do, and moved to storage of their own size where
+    /// there are fewer than n/16 runs); waits for the number of runs. On the host: the keys'
+    /// `dedup`, then the segmented reduction.
     ///
     /// # Errors
     ///
@@ -92,8 +96,11 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(values)?;
         length(self.len(), values.len())?;
         let heads = self.head_flags()?;
-        let keys = self.compact(&heads)?;
-        let sums = values.segmented_reduce_of(&heads, op, Some(keys.len()))?;
-        Ok((keys, sums))
+        let b = self.device().backend();
+        let (keys, sums) = b.reduce_by_key(self.source(), values.source(), heads.source(), op)?;
+        Ok((
+            Self::stored(self.device(), keys),
+            DeviceSeq::stored(values.device(), sums),
+        ))
     }
 }

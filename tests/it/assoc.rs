@@ -251,6 +251,28 @@ impl Case for ExactSum {
     }
 }
 
+/// Component-wise commutative operations on a mixed tuple (i32 wrapping sum, u64 maximum, u16
+/// xor, u8 wrapping product): the combiner the reductions may fold in any order, exact.
+struct ComponentWise;
+impl Case for ComponentWise {
+    type I = (i32, u64, u16, u8);
+    const NAME: &'static str = "component-wise i32 u64 u16 u8";
+    fn draw(r: &mut Rng) -> Self::I {
+        (
+            r.next() as i32,
+            r.next() >> r.below(64),
+            r.next() as u16,
+            1 + 2 * (r.below(8) as u8),
+        )
+    }
+    fn host((a0, b0, c0, d0): Self::I, (a1, b1, c1, d1): Self::I) -> Self::I {
+        (a0.wrapping_add(a1), b0.max(b1), c0 ^ c1, d0.wrapping_mul(d1))
+    }
+    fn dev((a0, b0, c0, d0): E<Self>, (a1, b1, c1, d1): E<Self>) -> E<Self> {
+        (a1 + a0, b0.max(b1), c0 ^ c1, d0 * d1)
+    }
+}
+
 // ---- sequential oracles --------------------------------------------------------------------
 
 fn o_reduce<I: Copy>(xs: &[I], f: impl Fn(I, I) -> I) -> Option<I> {
@@ -591,6 +613,46 @@ fn last_max_abs_f32() {
 #[test]
 fn exact_sum_f32() {
     suite::<ExactSum>()
+}
+#[test]
+fn component_wise_i32_u64_u16_u8() {
+    suite::<ComponentWise>()
+}
+
+/// Sums and sums of squares of f32 values in one `reduce_with` of pairs (a commutative
+/// combiner): each component close to the exact f64 sum, and the same on every run.
+#[test]
+fn reduce_with_f32_pairs_of_sums_are_close() {
+    let mut r = Rng::new("reduce_with pairs f32");
+    for n in [1usize, 31, 1000, 65537, big(300_007)] {
+        let xs: Vec<f32> = (0..n).map(|_| r.unit() as f32 - 0.25).collect();
+        let s = upload(&xs);
+        let pairs = s.map(|x| (x, x * x)).unwrap();
+        let sums = |p: &DeviceSeq<(f32, f32)>| {
+            p.reduce_with(|(a, b), (c, d)| (a + c, b + d))
+                .unwrap()
+                .unwrap()
+        };
+        let got = sums(&pairs);
+        let again = sums(&pairs);
+        assert_eq!(
+            (got.0.to_bits(), got.1.to_bits()),
+            (again.0.to_bits(), again.1.to_bits()),
+            "n={n}: the same bits on every run"
+        );
+        let stored = sums(&pairs.copy().unwrap());
+        assert_eq!(
+            (got.0.to_bits(), got.1.to_bits()),
+            (stored.0.to_bits(), stored.1.to_bits()),
+            "n={n}: lazy and stored pairs"
+        );
+        let exact: f64 = xs.iter().map(|&x| x as f64).sum();
+        let squares: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+        let abs: f64 = xs.iter().map(|&x| (x as f64).abs()).sum();
+        let bound = |m: f64| m * f32::EPSILON as f64 * n as f64;
+        assert!((got.0 as f64 - exact).abs() <= bound(abs), "n={n}: sum {got:?}");
+        assert!((got.1 as f64 - squares).abs() <= bound(squares), "n={n}: squares {got:?}");
+    }
 }
 
 /// The inclusive scan of affine maps solves the recurrence `x[i] = a[i] x[i-1] + b[i]`.

@@ -173,9 +173,11 @@ fn lazy_sources_once() {
     assert_eq!(lazy.reduce(Op::Max).unwrap(), *want.iter().max().unwrap());
 }
 
-/// The custom-operator kernels once each: the chunk totals with their last-block fold (reduce)
-/// and their prefixes (scan), and the three scan modes, on a non-commutative pair operator over
-/// more chunks than one block folds at a time.
+/// The custom-operator kernels once each: the order-keeping reduction (chunk totals with their
+/// last-block fold), the single-pass look-back scan in its three modes (a non-commutative pair
+/// operator), and, for items wider than a look-back slot, the commutative reduction and the
+/// reduce-then-scan (chunk prefixes, then the scan of each chunk), over more chunks than one
+/// block folds at a time.
 #[test]
 fn custom_operators_once() {
     let n = 300_001usize;
@@ -217,6 +219,26 @@ fn custom_operators_once() {
         assert_eq!(seg[i], q, "segmented exclusive at {i}");
         q = h(q, xs[i]);
     }
+    // Items wider than a look-back slot take the reduce-then-scan kernels; a commutative
+    // combiner (component-wise built-in operations) the reduction that folds in any order.
+    type W = devseq::Expr<u64>;
+    let wide: Vec<(u64, u64, u64)> = xs
+        .iter()
+        .map(|&(a, b)| (a as u64, b as u64, (a ^ b) as u64 * 3))
+        .collect();
+    let w = DeviceSeq::from_slice(&dev(), &wide).unwrap();
+    let g = |(a, b, c): (W, W, W), (d, e, f): (W, W, W)| (a + d, b ^ e, c.max(f));
+    let gh = |(a, b, c): (u64, u64, u64), (d, e, f): (u64, u64, u64)| {
+        (a.wrapping_add(d), b ^ e, c.max(f))
+    };
+    let mut acc = wide[0];
+    let mut want = vec![acc];
+    for &x in &wide[1..] {
+        acc = gh(acc, x);
+        want.push(acc);
+    }
+    assert_eq!(w.reduce_with(g).unwrap(), Some(acc));
+    assert_eq!(w.inclusive_scan_with(g).unwrap().to_vec().unwrap(), want);
 }
 
 /// The search kernel (both bounds, both position types), sort_descending and what merge and

@@ -3,7 +3,7 @@
 //! scanned into chunk prefixes that a second kernel scans each chunk from.
 
 use super::gpu::Gpu;
-use super::key::{AssocReduceKey, AssocScanKey, Template};
+use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
@@ -21,7 +21,8 @@ kernel_params!(
     /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
     /// reduction's words, `consts` the combiner's constants (then, at `init`, the initial
     /// item's words), `excl` whether the scan starts from `init`, `out0..out3` the stored
-    /// components.
+    /// components; the single-pass scan's look-back (as `ScanParams`): `counter`, `status`,
+    /// `base`, `epoch`, `tiles`.
     AssocParams {
         n: u64,
         chunk: u64,
@@ -35,6 +36,11 @@ kernel_params!(
         out2: Ptr,
         out3: Ptr,
         excl: u32,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
     }
 );
 
@@ -77,6 +83,23 @@ impl Template for AssocReduceKey {
     }
 }
 
+impl Template for AssocScanLookbackKey {
+    type Params = AssocParams;
+    const FILE: &'static str = "assoc.cu";
+    const PARAMS_FIRST: bool = true;
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_assoc_scan_lookback<ds_F, {}, {}, {}, {}, {}, {}>",
+            self.block,
+            self.rounds,
+            self.vec,
+            self.mode,
+            self.minb,
+            s.join(", ")
+        )
+    }
+}
+
 impl Template for AssocScanKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
@@ -91,6 +114,61 @@ impl Template for AssocScanKey {
             s,
         )
     }
+}
+
+/// The reduction's instance: a commutative combiner folds each thread's items as they come
+/// (mode 2), with the rounds of the `Op` reduction (four loads in flight a component) for items
+/// of up to 8 bytes (ptxas: 40 registers for two f32, no spills; four 8-byte components
+/// spilled with 4 rounds, not with 2); any other keeps their order (mode 0).
+fn reduce_key(c: &Combiner) -> AssocReduceKey {
+    let commutative = c.commutative();
+    let bytes: usize = c.types.iter().map(|t| t.size()).sum();
+    AssocReduceKey {
+        block: BLOCK,
+        rounds: if commutative && bytes <= 8 {
+            super::tuning::REDUCE.rounds
+        } else {
+            ROUNDS
+        },
+        vec: vec_of(c),
+        mode: if commutative { 2 } else { 0 },
+    }
+}
+
+/// Bytes of the kernels' item (`V`: the components in their compute types, C layout) and of
+/// `Opt<V>` (the item and a `u32`).
+fn item_bytes(c: &Combiner) -> (usize, usize) {
+    let (mut off, mut align) = (0usize, 1usize);
+    for t in &c.types {
+        let s = t.compute().size();
+        off = off.next_multiple_of(s) + s;
+        align = align.max(s);
+    }
+    let v = off.next_multiple_of(align);
+    (v, (v.next_multiple_of(4) + 4).next_multiple_of(align.max(4)))
+}
+
+/// The single-pass scan's instance, where the combiner's `Opt` item fits a look-back slot (24
+/// bytes): tiles of up to 64 KB of items (8 rounds for two 4-byte components), which wait in
+/// shared memory through the look-back, 2 blocks a multiprocessor; 4 rounds where the `Opt`
+/// is over 12 bytes (ptxas spilled (f64, u64) items with 8: a thread's round values and warp
+/// prefixes stay in registers). First choice: the look-back costs per tile, so tiles are as
+/// large as the scans' (those of `inclusive_scan` measured best at 64 KB, tuning::scan).
+fn lookback_key(c: &Combiner, mode: u32) -> Option<AssocScanLookbackKey> {
+    let (v, opt) = item_bytes(c);
+    if opt > 24 {
+        return None;
+    }
+    let vec = vec_of(c);
+    let most = if opt > 12 { 4 } else { 8 };
+    let rounds = (65536 / (BLOCK as usize * vec as usize * v)).clamp(1, most) as u32;
+    Some(AssocScanLookbackKey {
+        block: BLOCK,
+        rounds,
+        vec,
+        mode,
+        minb: 2,
+    })
 }
 
 /// Items a thread loads at once per round: 16 bytes of the widest component.
@@ -209,7 +287,13 @@ struct Setup<'a> {
     _partial: Buffer,
 }
 
-fn setup<'a>(gpu: &Gpu, srcs: &'a [Source], c: &Combiner, init: &[u64]) -> Result<Setup<'a>> {
+fn setup<'a>(
+    gpu: &Gpu,
+    srcs: &'a [Source],
+    c: &Combiner,
+    init: &[u64],
+    rounds: u32,
+) -> Result<Setup<'a>> {
     let k = c.types.len();
     if srcs.len() != k || c.stored > 4 || k > 5 {
         return Err(Error::Internal(format!(
@@ -219,7 +303,7 @@ fn setup<'a>(gpu: &Gpu, srcs: &'a [Source], c: &Combiner, init: &[u64]) -> Resul
     }
     let vec = vec_of(c);
     let n = srcs[0].len;
-    let (grid, chunk) = chunks(gpu, n, (BLOCK * ROUNDS * vec) as u64);
+    let (grid, chunk) = chunks(gpu, n, (BLOCK * rounds * vec) as u64);
     let words: Vec<u8> = c
         .params
         .iter()
@@ -251,16 +335,11 @@ fn setup<'a>(gpu: &Gpu, srcs: &'a [Source], c: &Combiner, init: &[u64]) -> Resul
 
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
-    let mut s = setup(gpu, srcs, c, &[])?;
+    let key = reduce_key(c);
+    let mut s = setup(gpu, srcs, c, &[], key.rounds)?;
     let k = c.types.len();
     let result = Buffer::new(gpu, 8 * (k + 1))?;
     s.params.result = result.ptr();
-    let key = AssocReduceKey {
-        block: BLOCK,
-        rounds: ROUNDS,
-        vec: s.vec,
-        mode: 0,
-    };
     gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
     let mut bytes = vec![0u8; 8 * (k + 1)];
@@ -287,7 +366,8 @@ pub(crate) fn scan(
         ScanMode::Exclusive(i) => (i.clone(), true, 1),
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
-    let mut s = setup(gpu, srcs, c, &init)?;
+    let single = lookback_key(c, code);
+    let mut s = setup(gpu, srcs, c, &init, single.map_or(ROUNDS, |k| k.rounds))?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
@@ -299,6 +379,28 @@ pub(crate) fn scan(
     s.params.out1 = at(1);
     s.params.out2 = at(2);
     s.params.out3 = at(3);
+    let columns = |outs: Vec<Buffer>| {
+        outs.into_iter()
+            .enumerate()
+            .map(|(j, b)| b.into_column(c.types[j], n))
+            .collect()
+    };
+    if let Some(key) = single {
+        let tile = (key.block * key.rounds * key.vec) as u64;
+        let tiles = (n as u64).div_ceil(tile);
+        let smem = (tile as usize * item_bytes(c).0) as u32;
+        let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
+        let mut params = s.params;
+        gpu.launch_single_pass(&k, tiles, key.block, smem, |slots| {
+            params.counter = slots.counter;
+            params.status = slots.status;
+            params.base = slots.base;
+            params.epoch = slots.epoch;
+            params.tiles = tiles as u32;
+            params
+        })?;
+        return Ok(columns(outs));
+    }
     let totals = AssocReduceKey {
         block: BLOCK,
         rounds: ROUNDS,
@@ -315,11 +417,7 @@ pub(crate) fn scan(
     };
     gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
-    Ok(outs
-        .into_iter()
-        .enumerate()
-        .map(|(j, b)| b.into_column(c.types[j], n))
-        .collect())
+    Ok(columns(outs))
 }
 
 #[cfg(test)]
@@ -343,6 +441,21 @@ pub(crate) mod check {
         })
         .expect("trace");
         let mut v = Vec::new();
+        let sums = Combiner::trace::<(f32, f32)>(|(s, q), (t, r)| (s + t, q + r)).expect("trace");
+        let wide = Combiner::trace::<(f64, f64, u64, i64)>(|(a, b, c, d), (e, f, g, h)| {
+            (a + e, f * b, c.max(g), d ^ h)
+        })
+        .expect("trace");
+        assert!(sums.commutative() && wide.commutative());
+        assert!(!affine.commutative() && !arg.commutative() && !arg.segmented().commutative());
+        for c in [&sums, &wide] {
+            let k = reduce_key(c);
+            v.push(KernelKey {
+                functor: Some(Arc::new(c.shape())),
+                family: k.into(),
+                sources: c.types.iter().map(|&t| SourceKey::plain(t, k.vec)).collect(),
+            });
+        }
         for c in [affine, arg.clone(), arg.segmented()] {
             let vec = vec_of(&c);
             let f = Some(Arc::new(c.shape()));
@@ -362,6 +475,13 @@ pub(crate) mod check {
                 });
             }
             for mode in [0, 1, 2] {
+                if let Some(k) = lookback_key(&c, mode) {
+                    v.push(KernelKey {
+                        functor: f.clone(),
+                        family: k.into(),
+                        sources: sources.clone(),
+                    });
+                }
                 v.push(KernelKey {
                     functor: f.clone(),
                     family: AssocScanKey {

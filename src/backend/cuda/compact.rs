@@ -86,12 +86,7 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
         tiles: tiles as u32,
     })?;
     let count = gpu.take_slot(total)? as usize;
-    if count * 16 >= n {
-        return Ok((out, count));
-    }
-    let fit = Buffer::new(gpu, count * size)?;
-    gpu.copy(&fit, out.ptr(), count * size)?;
-    Ok((fit, count))
+    Ok((out.fit(gpu, count * size)?, count))
 }
 
 #[cfg(test)]

@@ -117,8 +117,9 @@ families! {
     Scan(ScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
     /// Segmented scans (`kernels/segment.cu`).
     SegScan(SegScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
-    /// One value per segment (`kernels/segment.cu`); `wide`: 64-bit segment counts.
-    SegReduce(SegReduceKey { op: Op, wide: bool, block: u32, rounds: u32, minb: u32 }),
+    /// One value per segment (`kernels/segment.cu`); `wide`: 64-bit segment counts; `keys`:
+    /// the key at each segment's head too (reduce_by_key).
+    SegReduce(SegReduceKey { op: Op, wide: bool, keys: bool, block: u32, rounds: u32, minb: u32 }),
     /// Head flags of runs (`kernels/segment.cu`).
     HeadFlags(HeadFlagsKey { block: u32 }),
     /// Stream compaction (`kernels/compact.cu`); `wide`: 64-bit counts.
@@ -141,6 +142,9 @@ families! {
     /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
     /// 1: exclusive, 2: segmented exclusive.
     AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
+    /// The single-pass scan by a custom operator whose items fit a look-back slot
+    /// (`kernels/assoc.cu`); `mode` as `AssocScan`'s.
+    AssocScanLookback(AssocScanLookbackKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32 }),
     /// Vectorized binary search (`kernels/search.cu`); `upper`: upper_bound; `idx`: the
     /// positions' type; `split`: samples of the haystack in shared memory.
     Search(SearchKey { upper: bool, idx: ScalarType, block: u32, split: u32 }),

@@ -172,6 +172,18 @@ impl Buffer {
         self.ptr
     }
 
+    /// This buffer where its first `used` bytes fill at least a sixteenth of it, else a buffer
+    /// of `used` bytes with a copy of them (results written into worst-case outputs, such as
+    /// compaction's: moving them costs more than the memory they waste until then).
+    pub fn fit(self, gpu: &Gpu, used: usize) -> Result<Buffer> {
+        if used * 16 >= self.bytes {
+            return Ok(self);
+        }
+        let fit = Buffer::new(gpu, used)?;
+        gpu.copy(&fit, self.ptr, used)?;
+        Ok(fit)
+    }
+
     /// A column of `len` elements of type `ty` over the whole buffer.
     pub fn into_column(self, ty: crate::item::ScalarType, len: usize) -> Column {
         Column::new(ty, Arc::new(self), len)

@@ -109,6 +109,7 @@ pub(crate) fn rank(
     };
     let k = rank_key(hay.ty().size(), upper, idx);
     let (cuts, tiles) = cut(gpu, a, b, k.block * k.items)?;
+    let v = tuning::vec(hay.ty().size());
     let p = MergeParams {
         cuts: cuts.ptr(),
         keys: out.ptr(),
@@ -117,7 +118,7 @@ pub(crate) fn rank(
         nb: b.len as u64,
         tiles,
     };
-    gpu.kernel(k, &[(a, 1), (b, 1)])?
+    gpu.kernel(k, &[(a, v), (b, v)])?
         .launch(tiles, k.block, 0, &p)
 }
 
@@ -159,17 +160,19 @@ pub(crate) fn merge(
         nb,
         tiles,
     };
-    // The keys with the first value columns, then each further value column alone.
+    // The keys with the first value columns, then each further value column alone. Stored
+    // keys aligned for 16-byte vectors are copied to shared memory in whole vectors.
+    let v = tuning::vec(size);
     let mut first = true;
     for ((va, vb), out) in values.iter().zip(&vals) {
         p.values = out.ptr();
         let k = key(size, first, true);
-        gpu.kernel(k, &[(a, 1), (b, 1), (va, 1), (vb, 1)])?
+        gpu.kernel(k, &[(a, v), (b, v), (va, 1), (vb, 1)])?
             .launch(tiles, k.block, 0, &p)?;
         first = false;
     }
     if first {
-        gpu.kernel(k0, &[(a, 1), (b, 1), (a, 1), (b, 1)])?
+        gpu.kernel(k0, &[(a, v), (b, v), (a, 1), (b, 1)])?
             .launch(tiles, k0.block, 0, &p)?;
     }
     Ok((keys, vals))
@@ -186,6 +189,7 @@ pub(crate) mod check {
         let mut v = Vec::new();
         for t in ScalarType::ALL {
             let plain = SourceKey::plain(t, 1);
+            let aligned = SourceKey::plain(t, tuning::vec(t.size()));
             let k = key(t.size(), true, false);
             v.push(KernelKey {
                 functor: None,
@@ -195,29 +199,34 @@ pub(crate) mod check {
                 .into(),
                 sources: vec![plain.clone(), plain.clone()],
             });
-            v.push(KernelKey {
-                functor: None,
-                family: k.into(),
-                sources: vec![plain.clone(), plain.clone(), plain.clone(), plain.clone()],
-            });
+            for keys in [&plain, &aligned] {
+                v.push(KernelKey {
+                    functor: None,
+                    family: k.into(),
+                    sources: vec![keys.clone(), keys.clone(), plain.clone(), plain.clone()],
+                });
+            }
             for (keys, vt) in [(true, ScalarType::U32), (false, ScalarType::F64)] {
                 let pv = SourceKey::plain(vt, 1);
                 v.push(KernelKey {
                     functor: None,
                     family: key(t.size(), keys, true).into(),
-                    sources: vec![plain.clone(), plain.clone(), pv.clone(), pv],
+                    sources: vec![aligned.clone(), aligned.clone(), pv.clone(), pv],
                 });
             }
         }
         for t in ScalarType::ALL {
             let plain = SourceKey::plain(t, 1);
+            let aligned = SourceKey::plain(t, tuning::vec(t.size()));
             for idx in [ScalarType::U32, ScalarType::U64] {
                 for side_b in [false, true] {
-                    v.push(KernelKey {
-                        functor: None,
-                        family: rank_key(t.size(), side_b, idx).into(),
-                        sources: vec![plain.clone(), plain.clone()],
-                    });
+                    for keys in [&plain, &aligned] {
+                        v.push(KernelKey {
+                            functor: None,
+                            family: rank_key(t.size(), side_b, idx).into(),
+                            sources: vec![keys.clone(), keys.clone()],
+                        });
+                    }
                 }
             }
         }

@@ -139,6 +139,20 @@ impl Backend for CudaBackend {
         Ok(column(b, src.ty(), segments))
     }
 
+    fn reduce_by_key(
+        &self,
+        keys: &Source,
+        values: &Source,
+        flags: &Source,
+        op: Op,
+    ) -> Result<(Column, Column)> {
+        let (k, v, segments) = segment::reduce_by_key(&self.gpu, keys, values, flags, op)?;
+        Ok((
+            column(k, keys.ty(), segments),
+            column(v, values.ty(), segments),
+        ))
+    }
+
     fn head_flags(&self, src: &Source) -> Result<Column> {
         let b = segment::head_flags(&self.gpu, src)?;
         Ok(column(b, ScalarType::U8, src.len))
@@ -394,6 +408,22 @@ mod compile_check {
         let mut v = Vec::new();
         v.extend(map::check::variants(&lazy));
         v.extend(reduce::check::variants());
+        // argmax's words: 64-bit keys from a 32-bit column and the positions; and from bytes.
+        let word = trace(&[ScalarType::F32, ScalarType::U64], |a, id| {
+            let x = Expr::<f32>::from_node(id, a[0]);
+            let i = Expr::<u64>::from_node(id, a[1]);
+            (x.to_bits() << 32u32) | i
+        })
+        .unwrap();
+        let at = Source::sequence(ScalarType::U64, 10);
+        let bytes = trace(&[ScalarType::U8], |a, id| {
+            Expr::<u8>::from_node(id, a[0]).cast::<u32>()
+        })
+        .unwrap();
+        v.extend(reduce::check::lazy_variants(&[
+            Source::map(&[&col(ScalarType::F32), &at], &word, 10),
+            Source::map(&[&col(ScalarType::U8)], &bytes, 10),
+        ]));
         v.extend(scan::check::variants());
         // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
         let heads = Source::head_flags(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));

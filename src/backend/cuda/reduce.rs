@@ -49,13 +49,34 @@ fn key(size: usize, op: Op) -> ReduceKey {
     }
 }
 
+/// The key for `src`: as `key`, but a lazy source of integers reads its narrowest stored
+/// column in whole 16-byte vectors (`tuning::reduce_vec`), with fewer rounds, so that a thread
+/// takes as many elements a tile. Integer operators are exact, so the grouping this changes
+/// gives the same bits as the stored copy's.
+fn key_for(src: &Source, op: Op) -> ReduceKey {
+    let ty = src.ty();
+    let mut k = key(ty.size(), op);
+    if src.as_column().is_none() && !ty.is_float() {
+        let narrowest = src.columns.iter().map(|c| c.ty.size()).min();
+        if let Some(leaf) = narrowest {
+            let vec = tuning::reduce_vec(ty.size(), leaf);
+            k.rounds = (k.rounds * k.vec / vec).max(1);
+            k.vec = vec;
+        }
+    }
+    k
+}
+
 /// Queues the combination of the `n > 0` elements of `src` into `dst` (stored as their type).
 /// The grid depends on `n` and the device alone (not on the kernel instance), so that every
 /// source of the same elements gives the same bits.
 pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<()> {
-    let sh = tuning::REDUCE;
-    let key = key(src.ty().size(), op);
+    let key = key_for(src, op);
     let k = gpu.kernel(key, &[(src, key.vec)])?;
+    let sh = tuning::Shape {
+        block: key.block,
+        rounds: key.rounds,
+    };
     let grid = sh
         .tiles(src.len, key.vec)
         .min(gpu.arch.sms as u64 * key.minb as u64)
@@ -119,6 +140,22 @@ pub(crate) mod check {
                         break;
                     }
                 }
+            }
+        }
+        v
+    }
+
+    /// The instances for lazy integer sources (read by their narrowest column): every operator.
+    pub(crate) fn lazy_variants(srcs: &[Source]) -> Vec<KernelKey> {
+        let mut v = Vec::new();
+        for src in srcs {
+            for op in Op::ALL {
+                let k = key_for(src, op);
+                v.push(KernelKey {
+                    functor: None,
+                    family: k.into(),
+                    sources: vec![SourceKey::assuming(src, k.vec)],
+                });
             }
         }
         v

@@ -29,9 +29,12 @@ kernel_params!(
 );
 
 kernel_params!(
-    /// `ds_segreduce`'s parameters.
+    /// `ds_segreduce`'s parameters: `keys` the keys at the segments' heads (reduce_by_key),
+    /// `total` (where not null) the number of segments.
     SegReduceParams {
         out: Ptr,
+        keys: Ptr,
+        total: Ptr,
         n: u64,
         counter: Ptr,
         status: Ptr,
@@ -68,14 +71,16 @@ impl Template for SegReduceKey {
     const FILE: &'static str = "segment.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_segreduce<{}, {}, {}, {}, {}, {}, {}>",
+            "ds_segreduce<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
+            s[2],
             op_functor(self.op),
             if self.wide { "u64" } else { "u32" },
             self.block,
             self.rounds,
-            self.minb
+            self.minb,
+            self.keys
         )
     }
 }
@@ -99,11 +104,12 @@ fn scan_key(size: usize, op: Op, exclusive: bool) -> SegScanKey {
     }
 }
 
-fn reduce_key(size: usize, op: Op, wide: bool) -> SegReduceKey {
+fn reduce_key(size: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
     let sh = tuning::seg(size);
     SegReduceKey {
         op,
         wide,
+        keys,
         block: sh.block,
         rounds: sh.rounds,
         minb: tuning::segreduce_min_blocks(),
@@ -166,30 +172,90 @@ pub(crate) fn reduce_segments(
     op: Op,
     known: Option<usize>,
 ) -> Result<(Buffer, usize)> {
-    let (n, size) = (src.len, src.ty().size());
     let segments = match known {
         Some(s) => s,
         None => count_heads(gpu, flags)?,
     };
-    let out = Buffer::new(gpu, segments * size)?;
+    let out = Buffer::new(gpu, segments * src.ty().size())?;
+    launch_reduce(gpu, src, flags, op, None, &out, Ptr(0))?;
+    Ok((out, segments))
+}
+
+/// `reduce_by_key` in one pass: for each segment the key at its head and the combination of its
+/// values. The outputs are allocated for the worst case (a segment an element, as CUB's callers
+/// do), the kernel counts the segments, and the count is read back; results with fewer than
+/// n/16 segments move to storage of their own size (as compaction's).
+pub(crate) fn reduce_by_key(
+    gpu: &Gpu,
+    keys: &Source,
+    values: &Source,
+    flags: &Source,
+    op: Op,
+) -> Result<(Buffer, Buffer, usize)> {
+    let n = values.len;
+    let (ks, vs) = (keys.ty().size(), values.ty().size());
+    let out_keys = Buffer::new(gpu, n * ks)?;
+    let out = Buffer::new(gpu, n * vs)?;
     if n == 0 {
-        return Ok((out, 0));
+        return Ok((out_keys, out, 0));
+    }
+    let total = gpu.mailbox()?;
+    launch_reduce(
+        gpu,
+        values,
+        flags,
+        op,
+        Some((keys, &out_keys)),
+        &out,
+        total.slot,
+    )?;
+    let count = gpu.take_slot(total)? as usize;
+    Ok((
+        out_keys.fit(gpu, count * ks)?,
+        out.fit(gpu, count * vs)?,
+        count,
+    ))
+}
+
+/// Queues `ds_segreduce` over the `src.len` elements into `out` (and the keys at the heads into
+/// the buffer given with them), the number of segments to `total` where not null.
+fn launch_reduce(
+    gpu: &Gpu,
+    src: &Source,
+    flags: &Source,
+    op: Op,
+    keys: Option<(&Source, &Buffer)>,
+    out: &Buffer,
+    total: Ptr,
+) -> Result<()> {
+    let (n, size) = (src.len, src.ty().size());
+    if n == 0 {
+        return Ok(());
     }
     let vec = tuning::vec(size);
     let sh = tuning::seg(size);
     let wide = n as u64 >= u32::MAX as u64;
-    let k = gpu.kernel(reduce_key(size, op, wide), &[(src, vec), (flags, vec)])?;
+    // Without keys, the flags stand in for the (unread) key source.
+    let (key_src, key_out) = match keys {
+        Some((k, b)) => (k, b.ptr()),
+        None => (flags, Ptr(0)),
+    };
+    let k = gpu.kernel(
+        reduce_key(size, op, wide, keys.is_some()),
+        &[(src, vec), (flags, vec), (key_src, 1)],
+    )?;
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegReduceParams {
         out: out.ptr(),
+        keys: key_out,
+        total,
         n: n as u64,
         counter: s.counter,
         status: s.status,
         base: s.base,
         epoch: s.epoch,
         tiles: tiles as u32,
-    })?;
-    Ok((out, segments))
+    })
 }
 
 /// 1 where an element starts a run of equal elements (bitwise), else 0.
@@ -227,8 +293,18 @@ pub(crate) mod check {
             let (ty, vec) = (ScalarType::F32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, Op::Add, false).into(),
-                sources: vec![SourceKey::plain(ty, vec), f.clone()],
+                family: reduce_key(4, Op::Add, false, false).into(),
+                sources: vec![SourceKey::plain(ty, vec), f.clone(), f.clone()],
+            });
+            // reduce_by_key: u32 keys (the flags' column) at the heads.
+            v.push(KernelKey {
+                functor: None,
+                family: reduce_key(4, Op::Add, false, true).into(),
+                sources: vec![
+                    SourceKey::plain(ty, vec),
+                    f.clone(),
+                    SourceKey::plain(ScalarType::U32, 1),
+                ],
             });
             v.push(KernelKey {
                 functor: None,
@@ -260,14 +336,23 @@ pub(crate) mod check {
                 }
                 v.push(KernelKey {
                     functor: None,
-                    family: reduce_key(size, op, false).into(),
-                    sources: vec![SourceKey::plain(ty, vec), flags(vec)],
+                    family: reduce_key(size, op, false, false).into(),
+                    sources: vec![SourceKey::plain(ty, vec), flags(vec), flags(1)],
                 });
             }
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(size, Op::Add, true).into(),
-                sources: vec![SourceKey::plain(ty, 0), flags(0)],
+                family: reduce_key(size, Op::Add, true, false).into(),
+                sources: vec![SourceKey::plain(ty, 0), flags(0), flags(1)],
+            });
+            v.push(KernelKey {
+                functor: None,
+                family: reduce_key(4, Op::Min, false, true).into(),
+                sources: vec![
+                    SourceKey::plain(ScalarType::I32, 4),
+                    flags(4),
+                    SourceKey::plain(ty, 1),
+                ],
             });
             v.push(KernelKey {
                 functor: None,
