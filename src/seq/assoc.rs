@@ -509,25 +509,24 @@ impl<K: Element> DeviceSeq<K> {
         if ty.size() <= 4 && (n as u64) <= 1u64 << 32 {
             // One built-in reduction of 64-bit words: the element's ordered bits (both zeros
             // alike, NaNs the worst) above its position (inverted for the largest), so that
-            // the best word is the best element at its first position.
+            // the best word is the best element at its first position. The key is computed in
+            // 32-bit words and widened once (in 64-bit words throughout, the arithmetic, not
+            // the memory, set argmax's pace).
             let (w, low) = (ty.bits(), 0xffff_ffffu64);
-            let (sign, all) = (1u64 << (w - 1), (1u64 << w) - 1);
+            let (sign, all) = ((1u64 << (w - 1)) as u32, ((1u64 << w) - 1) as u32);
             let at = DeviceSeq::<u64>::sequence(self.device(), n)?;
             let word = self.zip_map(&at, move |x, i| {
-                let b = x.to_bits();
+                let b = x.to_bits().cast::<u32>();
                 let key = if ty.is_float() {
                     // The ordered bits 0 and `all` belong to NaNs only.
-                    let zero = (b & (all ^ sign)).eq(0u64);
-                    let key = ordered(ty, Expr::select(zero, 0u64, b));
+                    let zero = (b & (all ^ sign)).eq(0u32);
+                    let key = ordered(ty, Expr::select(zero, 0u32, b), |v| v as u32);
                     Expr::select(x.ne(x), if largest { 0 } else { all }, key)
                 } else {
-                    ordered(ty, b)
+                    ordered(ty, b, |v| v as u32)
                 };
-                if largest {
-                    (key << 32u32) | (low - i)
-                } else {
-                    (key << 32u32) | i
-                }
+                let key = key.cast::<u64>() << 32u32;
+                if largest { key | (low - i) } else { key | i }
             })?;
             let best = word.reduce(if largest { Op::Max } else { Op::Min })? & low;
             return Ok(Some(if largest { low - best } else { best } as usize));

@@ -4,16 +4,21 @@
 use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::{Error, Result};
-use crate::item::{Element, Expr, Index, Item, ScalarType};
+use crate::item::{Element, Expr, Index, Integer, Item, ScalarType};
 
-/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended): their
-/// unsigned order is the `total_cmp` order for floats, the value order for integers.
-pub(super) fn ordered(ty: ScalarType, b: Expr<u64>) -> Expr<u64> {
+/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended into the
+/// unsigned word `U`, at least as wide; `word` converts constants): their unsigned order is the
+/// `total_cmp` order for floats, the value order for integers.
+pub(super) fn ordered<U: Integer>(
+    ty: ScalarType,
+    b: Expr<U>,
+    word: impl Fn(u64) -> U,
+) -> Expr<U> {
     let w = ty.bits();
-    let sign = 1u64 << (w - 1);
-    let mask = if w == 64 { !0u64 } else { (1u64 << w) - 1 };
+    let sign = word(1u64 << (w - 1));
+    let mask = word(if w == 64 { !0u64 } else { (1u64 << w) - 1 });
     if ty.is_float() {
-        Expr::select((b & sign).ne(0u64), !b & mask, b | sign)
+        Expr::select((b & sign).ne(word(0)), !b & mask, b | sign)
     } else if ty.is_signed_int() {
         b ^ sign
     } else {
@@ -236,7 +241,7 @@ impl<T: Element> DeviceSeq<T> {
         }
         let ty = T::TYPE;
         let w = ty.bits();
-        let key = self.map(move |x| ordered(ty, x.to_bits()))?;
+        let key = self.map(move |x| ordered(ty, x.to_bits(), |v| v))?;
         if n >= SAMPLE_FROM && (k as u64) * 64 <= n as u64 {
             let t = sampled_threshold(&key, k)?;
             let at = key.map(move |q| q.ge(t))?.nonzero_indices::<I>()?;

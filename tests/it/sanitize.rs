@@ -173,11 +173,10 @@ fn lazy_sources_once() {
     assert_eq!(lazy.reduce(Op::Max).unwrap(), *want.iter().max().unwrap());
 }
 
-/// The custom-operator kernels once each: the order-keeping reduction (chunk totals with their
-/// last-block fold), the single-pass look-back scan in its three modes (a non-commutative pair
-/// operator), and, for items wider than a look-back slot, the commutative reduction and the
-/// reduce-then-scan (chunk prefixes, then the scan of each chunk), over more chunks than one
-/// block folds at a time.
+/// The custom-operator kernels once each: the chunk totals with their last-block fold (reduce)
+/// and their prefixes (scan), and the three scan modes, on a non-commutative pair operator, and
+/// the reduction of a commutative operator (which folds in any order) on a wider item, over
+/// more chunks than one block folds at a time.
 #[test]
 fn custom_operators_once() {
     let n = 300_001usize;
@@ -219,8 +218,8 @@ fn custom_operators_once() {
         assert_eq!(seg[i], q, "segmented exclusive at {i}");
         q = h(q, xs[i]);
     }
-    // Items wider than a look-back slot take the reduce-then-scan kernels; a commutative
-    // combiner (component-wise built-in operations) the reduction that folds in any order.
+    // A commutative combiner (component-wise built-in operations): the reduction that folds
+    // in any order; its scan, the same kernels as above.
     type W = devseq::Expr<u64>;
     let wide: Vec<(u64, u64, u64)> = xs
         .iter()

@@ -3,7 +3,7 @@
 //! scanned into chunk prefixes that a second kernel scans each chunk from.
 
 use super::gpu::Gpu;
-use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
+use super::key::{AssocReduceKey, AssocScanKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
@@ -21,8 +21,7 @@ kernel_params!(
     /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
     /// reduction's words, `consts` the combiner's constants (then, at `init`, the initial
     /// item's words), `excl` whether the scan starts from `init`, `out0..out3` the stored
-    /// components; the single-pass scan's look-back (as `ScanParams`): `counter`, `status`,
-    /// `base`, `epoch`, `tiles`.
+    /// components.
     AssocParams {
         n: u64,
         chunk: u64,
@@ -36,11 +35,6 @@ kernel_params!(
         out2: Ptr,
         out3: Ptr,
         excl: u32,
-        counter: Ptr,
-        status: Ptr,
-        base: u32,
-        epoch: u32,
-        tiles: u32,
     }
 );
 
@@ -83,23 +77,6 @@ impl Template for AssocReduceKey {
     }
 }
 
-impl Template for AssocScanLookbackKey {
-    type Params = AssocParams;
-    const FILE: &'static str = "assoc.cu";
-    const PARAMS_FIRST: bool = true;
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_scan_lookback<ds_F, {}, {}, {}, {}, {}, {}>",
-            self.block,
-            self.rounds,
-            self.vec,
-            self.mode,
-            self.minb,
-            s.join(", ")
-        )
-    }
-}
-
 impl Template for AssocScanKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
@@ -133,42 +110,6 @@ fn reduce_key(c: &Combiner) -> AssocReduceKey {
         vec: vec_of(c),
         mode: if commutative { 2 } else { 0 },
     }
-}
-
-/// Bytes of the kernels' item (`V`: the components in their compute types, C layout) and of
-/// `Opt<V>` (the item and a `u32`).
-fn item_bytes(c: &Combiner) -> (usize, usize) {
-    let (mut off, mut align) = (0usize, 1usize);
-    for t in &c.types {
-        let s = t.compute().size();
-        off = off.next_multiple_of(s) + s;
-        align = align.max(s);
-    }
-    let v = off.next_multiple_of(align);
-    (v, (v.next_multiple_of(4) + 4).next_multiple_of(align.max(4)))
-}
-
-/// The single-pass scan's instance, where the combiner's `Opt` item fits a look-back slot (24
-/// bytes): tiles of up to 64 KB of items (8 rounds for two 4-byte components), which wait in
-/// shared memory through the look-back, 2 blocks a multiprocessor; 4 rounds where the `Opt`
-/// is over 12 bytes (ptxas spilled (f64, u64) items with 8: a thread's round values and warp
-/// prefixes stay in registers). First choice: the look-back costs per tile, so tiles are as
-/// large as the scans' (those of `inclusive_scan` measured best at 64 KB, tuning::scan).
-fn lookback_key(c: &Combiner, mode: u32) -> Option<AssocScanLookbackKey> {
-    let (v, opt) = item_bytes(c);
-    if opt > 24 {
-        return None;
-    }
-    let vec = vec_of(c);
-    let most = if opt > 12 { 4 } else { 8 };
-    let rounds = (65536 / (BLOCK as usize * vec as usize * v)).clamp(1, most) as u32;
-    Some(AssocScanLookbackKey {
-        block: BLOCK,
-        rounds,
-        vec,
-        mode,
-        minb: 2,
-    })
 }
 
 /// Items a thread loads at once per round: 16 bytes of the widest component.
@@ -366,8 +307,7 @@ pub(crate) fn scan(
         ScanMode::Exclusive(i) => (i.clone(), true, 1),
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
-    let single = lookback_key(c, code);
-    let mut s = setup(gpu, srcs, c, &init, single.map_or(ROUNDS, |k| k.rounds))?;
+    let mut s = setup(gpu, srcs, c, &init, ROUNDS)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
@@ -379,28 +319,6 @@ pub(crate) fn scan(
     s.params.out1 = at(1);
     s.params.out2 = at(2);
     s.params.out3 = at(3);
-    let columns = |outs: Vec<Buffer>| {
-        outs.into_iter()
-            .enumerate()
-            .map(|(j, b)| b.into_column(c.types[j], n))
-            .collect()
-    };
-    if let Some(key) = single {
-        let tile = (key.block * key.rounds * key.vec) as u64;
-        let tiles = (n as u64).div_ceil(tile);
-        let smem = (tile as usize * item_bytes(c).0) as u32;
-        let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
-        let mut params = s.params;
-        gpu.launch_single_pass(&k, tiles, key.block, smem, |slots| {
-            params.counter = slots.counter;
-            params.status = slots.status;
-            params.base = slots.base;
-            params.epoch = slots.epoch;
-            params.tiles = tiles as u32;
-            params
-        })?;
-        return Ok(columns(outs));
-    }
     let totals = AssocReduceKey {
         block: BLOCK,
         rounds: ROUNDS,
@@ -417,7 +335,11 @@ pub(crate) fn scan(
     };
     gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
-    Ok(columns(outs))
+    Ok(outs
+        .into_iter()
+        .enumerate()
+        .map(|(j, b)| b.into_column(c.types[j], n))
+        .collect())
 }
 
 #[cfg(test)]
@@ -475,13 +397,6 @@ pub(crate) mod check {
                 });
             }
             for mode in [0, 1, 2] {
-                if let Some(k) = lookback_key(&c, mode) {
-                    v.push(KernelKey {
-                        functor: f.clone(),
-                        family: k.into(),
-                        sources: sources.clone(),
-                    });
-                }
                 v.push(KernelKey {
                     functor: f.clone(),
                     family: AssocScanKey {

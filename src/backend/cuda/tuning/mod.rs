@@ -133,14 +133,15 @@ pub(crate) fn register_tile(size: usize) -> Shape {
 }
 
 /// The single-pass kernels over (value, flag) pairs (segmented scans and reduce): as
-/// `register_tile`, but 4 rounds for 8-byte values: with 8, a thread's round aggregates and
-/// warp prefixes (16-byte pairs) alone filled the 80 registers of 3 blocks a multiprocessor,
-/// and ptxas spilled 500-750 bytes a thread in the i64 and u64 instances.
+/// `register_tile`. For 8-byte values 4 rounds spill less (ptxas: 400 bytes a thread in the
+/// i64 scan against 700 with 8) but double the tiles, and were slower: the f64 segmented scan
+/// of 2^28 took 4.01 ms with 4 and 3.54 with 8 (H100, run 71). (`DEVSEQ_TUNE` knob
+/// `seg_rounds`.)
 pub(crate) fn seg(size: usize) -> Shape {
     let sh = register_tile(size);
     Shape {
         block: sh.block,
-        rounds: knob("seg_rounds", if size >= 8 { 4 } else { sh.rounds }),
+        rounds: knob("seg_rounds", sh.rounds),
     }
 }
 
