@@ -98,7 +98,7 @@ fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<
             .collect::<Vec<_>>())
     })?;
     let mut samples: Vec<Sample<T>> = samples.concat();
-    samples.sort_unstable_by(|a, b| (a.ord, a.shard, a.pos).cmp(&(b.ord, b.shard, b.pos)));
+    samples.sort_unstable_by_key(|a| (a.ord, a.shard, a.pos));
     // 3. How many elements of shard `u` come before each sample in the order of the stable
     //    sort: the keys below it, and of its equal keys those of earlier shards (all), of its
     //    own shard (those before its position) and of later shards (none).
@@ -178,13 +178,16 @@ fn merge_runs<T: Element, V: Item>(
         .ok_or_else(|| Error::Internal("a merge of no runs".into()))
 }
 
+/// Sorted shards of keys, and of their values where there are values.
+type Sorted<T, V> = (Vec<DeviceSeq<T>>, Option<Vec<DeviceSeq<V>>>);
+
 /// Steps 2 to 5 over the sorted shards `keys` (and their values): the globally sorted
 /// shards.
 fn redistribute<T: Element, V: Item>(
     group: &DeviceGroup,
     keys: Vec<DeviceSeq<T>>,
     values: Option<Vec<DeviceSeq<V>>>,
-) -> Result<(Vec<DeviceSeq<T>>, Option<Vec<DeviceSeq<V>>>)> {
+) -> Result<Sorted<T, V>> {
     let k = keys.len();
     if k == 1 || keys.iter().all(DeviceSeq::is_empty) {
         return Ok((keys, values));

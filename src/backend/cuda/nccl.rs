@@ -24,41 +24,49 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// An `ncclResult_t` as NCCL returns it (0 is success).
 type Status = u32;
 
-/// The NCCL entry points devseq uses.
+type GetVersion = unsafe extern "C" fn(*mut c_int) -> Status;
+type CommInitAll = unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> Status;
+type CommDestroy = unsafe extern "C" fn(ncclComm_t) -> Status;
+type Group = unsafe extern "C" fn() -> Status;
+type SendFn = unsafe extern "C" fn(
+    *const c_void,
+    usize,
+    ncclDataType_t,
+    c_int,
+    ncclComm_t,
+    cudaStream_t,
+) -> Status;
+type RecvFn = unsafe extern "C" fn(
+    *mut c_void,
+    usize,
+    ncclDataType_t,
+    c_int,
+    ncclComm_t,
+    cudaStream_t,
+) -> Status;
+type Reduce = unsafe extern "C" fn(
+    *const c_void,
+    *mut c_void,
+    usize,
+    ncclDataType_t,
+    ncclRedOp_t,
+    c_int,
+    ncclComm_t,
+    cudaStream_t,
+) -> Status;
+type ErrorString = unsafe extern "C" fn(Status) -> *const c_char;
+
+/// The NCCL entry points devseq uses (their C signatures from NCCL's nccl.h).
 struct Lib {
-    get_version: unsafe extern "C" fn(*mut c_int) -> Status,
-    comm_init_all: unsafe extern "C" fn(*mut ncclComm_t, c_int, *const c_int) -> Status,
-    comm_destroy: unsafe extern "C" fn(ncclComm_t) -> Status,
-    group_start: unsafe extern "C" fn() -> Status,
-    group_end: unsafe extern "C" fn() -> Status,
-    send: unsafe extern "C" fn(
-        *const c_void,
-        usize,
-        ncclDataType_t,
-        c_int,
-        ncclComm_t,
-        cudaStream_t,
-    ) -> Status,
-    recv: unsafe extern "C" fn(
-        *mut c_void,
-        usize,
-        ncclDataType_t,
-        c_int,
-        ncclComm_t,
-        cudaStream_t,
-    ) -> Status,
-    #[allow(clippy::type_complexity)]
-    reduce: unsafe extern "C" fn(
-        *const c_void,
-        *mut c_void,
-        usize,
-        ncclDataType_t,
-        ncclRedOp_t,
-        c_int,
-        ncclComm_t,
-        cudaStream_t,
-    ) -> Status,
-    error_string: unsafe extern "C" fn(Status) -> *const c_char,
+    get_version: GetVersion,
+    comm_init_all: CommInitAll,
+    comm_destroy: CommDestroy,
+    group_start: Group,
+    group_end: Group,
+    send: SendFn,
+    recv: RecvFn,
+    reduce: Reduce,
+    error_string: ErrorString,
 }
 
 #[cfg(unix)]
@@ -114,24 +122,24 @@ fn open() -> std::result::Result<Lib, String> {
         }
     };
     macro_rules! load {
-        ($name:literal) => {{
+        ($name:literal, $ty:ty) => {{
             let p = sym($name)?;
             // SAFETY: `p` is the address of the NCCL function `$name`, whose C signature
             // (NCCL's nccl.h) the field's type repeats: pointers, sizes, C ints and C enums
             // (32-bit) in the same order.
-            unsafe { std::mem::transmute::<*mut c_void, _>(p) }
+            unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
         }};
     }
     Ok(Lib {
-        get_version: load!(c"ncclGetVersion"),
-        comm_init_all: load!(c"ncclCommInitAll"),
-        comm_destroy: load!(c"ncclCommDestroy"),
-        group_start: load!(c"ncclGroupStart"),
-        group_end: load!(c"ncclGroupEnd"),
-        send: load!(c"ncclSend"),
-        recv: load!(c"ncclRecv"),
-        reduce: load!(c"ncclReduce"),
-        error_string: load!(c"ncclGetErrorString"),
+        get_version: load!(c"ncclGetVersion", GetVersion),
+        comm_init_all: load!(c"ncclCommInitAll", CommInitAll),
+        comm_destroy: load!(c"ncclCommDestroy", CommDestroy),
+        group_start: load!(c"ncclGroupStart", Group),
+        group_end: load!(c"ncclGroupEnd", Group),
+        send: load!(c"ncclSend", SendFn),
+        recv: load!(c"ncclRecv", RecvFn),
+        reduce: load!(c"ncclReduce", Reduce),
+        error_string: load!(c"ncclGetErrorString", ErrorString),
     })
 }
 
