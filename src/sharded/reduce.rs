@@ -78,7 +78,7 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     /// use devseq::{Device, DeviceGroup, Op, ShardedSeq};
     /// let group = DeviceGroup::new(&[Device::host(), Device::host(), Device::host()])?;
-    /// let data: Vec<u32> = (0..1001).map(|i| i * 2654435761u32).collect();
+    /// let data: Vec<u32> = (0..1001u32).map(|i| i.wrapping_mul(2654435761)).collect();
     /// let xs = ShardedSeq::from_slice(&group, &data)?;
     /// assert_eq!(xs.reduce(Op::Add)?, data.iter().fold(0u32, |a, &b| a.wrapping_add(b)));
     /// assert_eq!(xs.reduce(Op::Max)?, *data.iter().max().unwrap());

@@ -305,7 +305,7 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     /// use devseq::{Device, DeviceGroup, ShardedSeq};
     /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
-    /// let keys: Vec<u8> = (0..100).map(|i| (i * 7) % 5).collect();
+    /// let keys: Vec<u8> = (0..100u32).map(|i| (i * 7 % 5) as u8).collect();
     /// let vals: Vec<u32> = (0..100).collect();
     /// let (k, v) = ShardedSeq::from_slice(&group, &keys)?
     ///     .sort_pairs(&ShardedSeq::from_slice(&group, &vals)?)?;
