@@ -5,7 +5,9 @@
 //!
 //!     NAME n=2^K  MS ms  GELEM Gelem/s  GBPS GB/s  SPEEDUP x
 //!
-//! NAME is the primitive's name in benches/primitives.rs with `@1` or `@2` for the group size.
+//! NAME is the primitive's name in benches/primitives.rs with `@1` or `@2` for the group size;
+//! `inclusive_scan_i32` times the scan as it returns (shards after the first carry a lazy
+//! fix-up that their reader fuses), `inclusive_scan_stored_i32` with every shard stored.
 //! Devices are those `Device::auto()` gives: two GPUs (GPU 0 and GPU 1, NCCL between them)
 //! where there are two, else two clones of the one GPU (which measures the cost of sharding,
 //! not a second GPU: the header says so); two host devices on the host. Sizes: 2^28 and 2^30
@@ -113,8 +115,17 @@ type Case = (&'static str, f64, fn(&Inputs) -> Result<()>);
 fn cases() -> Vec<Case> {
     vec![
         ("reduce_add_f32", 4.0, |x| x.f.reduce(Op::Add).map(drop)),
+        // The scan as returned: later shards carry a lazy fix-up that their reader fuses.
         ("inclusive_scan_i32", 8.0, |x| {
             x.ints.inclusive_scan(Op::Add).map(drop)
+        }),
+        // The same with every shard stored (the fix-up as a pass of its own).
+        ("inclusive_scan_stored_i32", 8.0, |x| {
+            let s = x.ints.inclusive_scan(Op::Add)?;
+            for shard in s.shards().iter().filter(|s| !s.is_stored()) {
+                shard.copy()?;
+            }
+            Ok(())
         }),
         ("histogram_u32", 4.0, |x| {
             x.keys.map(|k| k & 255u32)?.histogram(256, 0, 256).map(drop)

@@ -21,6 +21,20 @@ fn compute_bits<T: Element>(c: T::Compute) -> u64 {
     }
 }
 
+/// `a op b`, where either may be absent.
+fn combine<C: Num>(op: Op, a: Option<C>, b: Option<C>) -> Option<C> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(op.combine(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// The lazy `carry op scan[i]`: a later shard's scan fixed up with what comes before it.
+fn fix_up<T: Element>(scan: &DeviceSeq<T>, op: Op, carry: T) -> Result<DeviceSeq<T>> {
+    scan.map(move |y| Expr::constant(carry).apply(op, y))
+}
+
 impl<T: Element> ShardedSeq<T> {
     /// The `op`-reduction of each of the first `count` shards (`None` for an empty one), the
     /// shards at the same time.
@@ -33,28 +47,6 @@ impl<T: Element> ShardedSeq<T> {
                 s.reduce(op).map(Some)
             }
         })
-    }
-
-    /// The value each shard's scan starts from: `init` (for the first shard) combined with
-    /// the totals of the shards before, in shard order, in the compute type (`None` where
-    /// there is nothing before and no `init`).
-    fn carries(&self, op: Op, init: Option<T>) -> Result<Vec<Option<T::Compute>>> {
-        let k = self.shards.len();
-        // The last shard's total is not needed.
-        let totals = self.shard_totals(op, k.saturating_sub(1))?;
-        let mut acc = init.map(T::to_compute);
-        let mut out = Vec::with_capacity(k);
-        for t in totals.into_iter().chain(std::iter::once(None)) {
-            out.push(acc);
-            if let Some(t) = t {
-                acc = Some(match acc {
-                    None => t.to_compute(),
-                    Some(a) => op.combine(a, t.to_compute()),
-                });
-            }
-        }
-        out.truncate(k);
-        Ok(out)
     }
 
     /// The `op`-combination of all elements (over all shards); the identity of `op` when
@@ -103,17 +95,18 @@ impl<T: Element> ShardedSeq<T> {
     /// `out[i] = self[0] op … op self[i]` over the whole sequence; the result keeps the shard
     /// lengths.
     ///
-    /// Each shard but the last is reduced (at the same time), the totals are combined on the
-    /// host in shard order into each shard's carry (the combination of everything before
-    /// it), and each shard is scanned on its device starting from its carry: the carry is
-    /// combined into the shard's first element inside the scan's own read (a lazy sequence,
-    /// no extra pass). Integers equal one device's scan exactly; floats are deterministic for
-    /// a given sharding and may differ from one device's in rounding (`f16`/`bf16`: the carry
-    /// and the shard's first element are combined and rounded to the element type before the
-    /// scan goes on in `f32`).
+    /// Every shard is scanned on its device at the same time as the others; the last element
+    /// of each (its total) comes back, and the host combines the totals in shard order into
+    /// each shard's carry (what comes before it). The carry is then a fused fix-up: shard 0 of
+    /// the result is its stored scan, and each later shard is a lazy sequence
+    /// `carry op scan[i]` over its stored scan, evaluated inside whatever reads it, in the same
+    /// pass (as a `map` is; [`DeviceSeq::copy`] stores it). Integers equal one device's scan
+    /// exactly; floats are deterministic for a given sharding and may differ from one
+    /// device's in rounding (`carry + (x0 + … + xi)` instead of `(carry + x0) + … + xi`; for
+    /// `f16`/`bf16` both terms are rounded to the element type first).
     ///
-    /// Cost: one read of every shard but the last, then one read and one write of every
-    /// shard.
+    /// Cost: one read and one write of every shard, all at once; one element read back a
+    /// shard; the fix-up where the result is read.
     ///
     /// # Errors
     ///
@@ -130,36 +123,45 @@ impl<T: Element> ShardedSeq<T> {
     /// let want: Vec<i32> = data.iter().scan(0, |s, x| { *s += x; Some(*s) }).collect();
     /// assert_eq!(scanned.to_vec()?, want);
     /// assert_eq!(scanned.shards()[2].len(), 33);
+    /// assert!(scanned.shards()[0].is_stored() && !scanned.shards()[2].is_stored());
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn inclusive_scan(&self, op: Op) -> Result<ShardedSeq<T>> {
         op.check::<T>()?;
-        let carries = self.carries(op, None)?;
-        let shards = per_shard(self.shards.len(), |k| {
-            let s = &self.shards[k];
-            match carries[k] {
-                None => s.inclusive_scan(op),
-                Some(c) => {
-                    let c = T::from_compute(c);
-                    let rows = DeviceSeq::<u64>::sequence(s.device(), s.len())?;
-                    s.zip_map(&rows, move |x, i| {
-                        Expr::select(i.eq(0u64), Expr::constant(c).apply(op, x), x)
-                    })?
-                    .inclusive_scan(op)
-                }
-            }
+        let k = self.shards.len();
+        let scans = per_shard(k, |i| {
+            let scan = self.shards[i].inclusive_scan(op)?;
+            // The shard's total, where a later shard needs it.
+            let n = scan.len();
+            let total = if i + 1 < k && n > 0 {
+                Some(scan.slice(n - 1..).to_vec()?[0].to_compute())
+            } else {
+                None
+            };
+            Ok((scan, total))
         })?;
+        let mut carry: Option<T::Compute> = None;
+        let mut shards = Vec::with_capacity(k);
+        for (scan, total) in scans {
+            shards.push(match carry {
+                None => scan,
+                Some(c) => fix_up(&scan, op, T::from_compute(c))?,
+            });
+            carry = combine(op, carry, total);
+        }
         Ok(ShardedSeq::of(&self.group, shards))
     }
 
     /// `out[0] = init`, `out[i] = init op self[0] op … op self[i-1]` over the whole sequence;
     /// the result keeps the shard lengths.
     ///
-    /// As [`inclusive_scan`](Self::inclusive_scan): the shard totals combined in shard order
-    /// (with `init` first) give each shard's carry, in the compute type, and each shard's
-    /// exclusive scan starts from it. Deterministic as `inclusive_scan`.
+    /// As [`inclusive_scan`](Self::inclusive_scan): shard 0 is scanned from `init`, every
+    /// later shard from `op`'s neutral element (at the same time); each shard's total (its
+    /// scan's last element `op` its own last element) comes back, the host combines them in
+    /// shard order into each shard's carry (`init` first), and each later shard of the result
+    /// is the lazy `carry op scan[i]`. Deterministic as `inclusive_scan`.
     ///
-    /// Cost: as [`inclusive_scan`](Self::inclusive_scan).
+    /// Cost: as [`inclusive_scan`](Self::inclusive_scan) (two elements read back a shard).
     ///
     /// # Errors
     ///
@@ -178,13 +180,39 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn exclusive_scan(&self, init: T, op: Op) -> Result<ShardedSeq<T>> {
         op.check::<T>()?;
-        let carries = self.carries(op, Some(init))?;
-        let shards = per_shard(self.shards.len(), |k| {
-            let s = &self.shards[k];
-            let carry = carries[k].map(compute_bits::<T>);
-            let col = s.device().backend().scan(s.source(), op, carry)?;
-            Ok(DeviceSeq::stored(s.device(), col))
+        let k = self.shards.len();
+        // Later shards start from an element that changes nothing (exactly), so that their
+        // first output is the carry itself once fixed up.
+        let neutral = compute_bits::<T>(op.neutral_of::<T::Compute>());
+        let scans = per_shard(k, |i| {
+            let s = &self.shards[i];
+            let start = if i == 0 { init.compute_bits() } else { neutral };
+            let col = s.device().backend().scan(s.source(), op, Some(start))?;
+            let scan = DeviceSeq::<T>::stored(s.device(), col);
+            let n = s.len();
+            // What the shard adds to the carry (for shard 0, `init` included).
+            let total = if i + 1 < k && n > 0 {
+                let before = scan.slice(n - 1..).to_vec()?[0].to_compute();
+                let last = s.slice(n - 1..).to_vec()?[0].to_compute();
+                Some(op.combine(before, last))
+            } else {
+                None
+            };
+            Ok((scan, total))
         })?;
+        // The carry into each later shard: shard 0's total (which starts from `init`; `init`
+        // itself where shard 0 is empty), then the later totals in shard order.
+        let mut carry = init.to_compute();
+        let mut shards = Vec::with_capacity(k);
+        for (i, (scan, total)) in scans.into_iter().enumerate() {
+            if i == 0 {
+                shards.push(scan);
+                carry = total.unwrap_or(carry);
+            } else {
+                shards.push(fix_up(&scan, op, T::from_compute(carry))?);
+                carry = combine(op, Some(carry), total).unwrap_or(carry);
+            }
+        }
         Ok(ShardedSeq::of(&self.group, shards))
     }
 
