@@ -25,8 +25,8 @@ use crate::source::Column;
 use std::cmp::Ordering;
 
 /// Samples taken from each shard. Between two consecutive samples of the whole there are at
-/// most about `len / SAMPLES` elements, so each output shard is within about
-/// `len / (2 SAMPLES)` of the even split.
+/// most about `len / SAMPLES + shards` elements, so each splitter's rank is within half that of
+/// its target, and each output shard within about `len / SAMPLES + shards` of the even split.
 const SAMPLES: usize = 1024;
 
 /// The key's bits, ordered: their unsigned order is the `total_cmp` order for floats and
@@ -252,7 +252,7 @@ impl<T: Element> ShardedSeq<T> {
     /// The whole sequence sorted ascending (floats in the `total_cmp` order of
     /// [`DeviceSeq::sort`]), sharded over the same group: every element of shard `k` is `<=`
     /// every element of shard `k + 1`. The shard lengths may change: the output is split as
-    /// evenly as the splitters allow (within about `len / 2048` of the even split, whatever the
+    /// evenly as the splitters allow (within about `len / 1024` of the even split, whatever the
     /// keys: duplicates, all-equal or skewed keys included).
     ///
     /// A sample sort: each shard sorted on its device, splitters from a sample of the sorted
