@@ -46,6 +46,7 @@ mod item;
 mod op;
 mod random;
 mod seq;
+mod sharded;
 mod source;
 #[doc(hidden)]
 pub mod testing;
@@ -60,6 +61,7 @@ pub use half::{bf16, f16};
 pub use item::{Element, Expr, Exprs, Float, Index, Integer, Item};
 pub use op::Op;
 pub use seq::DeviceSeq;
+pub use sharded::{DeviceGroup, ShardedSeq};
 
 #[doc(hidden)]
 pub use item::{Num, ScalarType};

@@ -305,6 +305,23 @@ impl<T: Element> Expr<T> {
     pub fn to_bits(self) -> Expr<u64> {
         Expr::node(self.graph, Kind::Bits(self.id))
     }
+
+    /// `self op other` for a built-in operator, with the operator's semantics (callers have
+    /// checked that it applies to `T`): for generic code over `T: Element`, where the
+    /// bitwise operators are not available as Rust operators.
+    pub(crate) fn apply(self, op: crate::op::Op, other: impl IntoExpr<T>) -> Self {
+        use crate::op::Op;
+        let b = match op {
+            Op::Add => Bin::Add,
+            Op::Mul => Bin::Mul,
+            Op::Min => Bin::Min,
+            Op::Max => Bin::Max,
+            Op::BitAnd => Bin::And,
+            Op::BitOr => Bin::Or,
+            Op::BitXor => Bin::Xor,
+        };
+        self.binary(b, other)
+    }
 }
 
 impl<T: Float> Expr<T> {

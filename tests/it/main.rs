@@ -29,5 +29,6 @@ mod sanitize;
 mod scan;
 mod search;
 mod segment;
+mod sharded;
 mod sort;
 mod threads;

@@ -20,6 +20,7 @@ mod launch;
 mod map;
 mod mem;
 mod merge;
+pub(crate) mod nccl;
 mod reduce;
 mod scan;
 mod search;
