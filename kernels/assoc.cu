@@ -121,10 +121,9 @@ template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R]
 // MODE 1: each chunk's exclusive prefix (from p.init where p.excl) back to p.partial.
 // MODE 2: as MODE 0, for a commutative combiner (Combiner::commutative): items folded in
 // any order within a block.
-// (MODE 2 is compiled for 4 blocks a multiprocessor, 2 for items over 16 bytes: the grid of 8
-// a multiprocessor then runs in even waves; at 8, 32 registers, even two f32 spilled.)
-template <class F, int BLOCK, int R, int VEC, int MODE, class... S>
-__global__ void __launch_bounds__(BLOCK, MODE != 2 ? 1 : sizeof(typename F::V) <= 16 ? 4 : 2)
+// MINB: the blocks a multiprocessor it is compiled for (0: no bound), as many as the grid has.
+template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, class... S>
+__global__ void __launch_bounds__(BLOCK, MINB)
     ds_assoc_reduce(const AssocParams p, const S... s) {
   using namespace ds;
   typedef typename F::V V;

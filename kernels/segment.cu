@@ -224,78 +224,40 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const u64 n = p.n;
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
-  Slot* status = (Slot*)p.status;
-  __shared__ SegTail<T> s_tail;
-  if (warp_id() == 0) s_tail.stage(s, flags, tb);
-  // The values wait in shared memory (copied asynchronously where they are a stored column)
-  // through the look-backs, as compaction's do: held in registers they spilled. (Dynamic
-  // shared memory: the launch gives BLOCK x R x VEC elements.)
-  extern __shared__ u32x4 ds_segreduce_tile[];
-  T* stage = (T*)ds_segreduce_tile;
-  src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
+  T raw[R][VEC];
+  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
   const u32 heads = head_mask<BLOCK, R, VEC>(flags, n, tb);
-  // (value, head, heads so far) of an item, made where it is used.
+  // (value, head, heads so far) of an item, made where it is used (as in ds_segscan).
   const u32 valid = valid_mask<BLOCK, R, VEC>(n, tb);
-  auto item = [&](int r, int j, T raw) {
+  auto item = [&](int r, int j) {
     V x = F::neutral();
     if ((valid >> (r * VEC + j) & 1) != 0) {
       const bool h = (heads >> (r * VEC + j) & 1) != 0;
-      x.v = to_c<T>(raw);
+      x.v = to_c<T>(raw[r][j]);
       x.f = h ? 1u : 0u;
       x.c = h ? 1 : 0;
     }
     return x;
   };
-  stage_wait();
   V a[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    T raw[VEC];
-    staged_round<BLOCK, VEC>(stage, r, raw);
-    a[r] = item(r, 0, raw[0]);
+    a[r] = item(r, 0);
 #pragma unroll
-    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], item(r, j, raw[j]));
+    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], item(r, j));
   }
-  // The tile's prefix in two parts with look-backs of their own: the heads before it (exact
-  // counts, in the slots after the values': walked back by trees, never waiting for a chain
-  // of inclusive prefixes), and the (value, flag) pair of the segment that runs into it,
-  // found by reading back to its head or by the look-back of the segmented scan, whose
-  // aggregates absorb at every tile with a head.
-  typedef SegCombine<Op, C> FP;
-  typedef typename FP::V P;
-  const FP fp{};
-  typedef Combine<OpAdd, K> FC;
-  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](V total) {
-    const K cp = tile_prefix(status + 2 * (u64)p.tiles, p.tiles, tile, p.epoch, total.c, (K)0,
-                             FC{}, (K)0);
-    P t;
-    t.v = total.v;
-    t.f = total.f;
-    P vp = s_tail.fold(tb, fp);
-    if (!vp.f) {
-      vp = tile_prefix(status, p.tiles, tile, p.epoch, t, FP::neutral(), fp, FP::neutral());
-    } else if (lane_id() == 0) {
-      tile_publish(status, p.tiles, tile, p.epoch, t);
-      tile_publish_inclusive(status, p.tiles, tile, p.epoch, t, vp, fp);
-    }
-    V r;
-    r.v = vp.v;
-    r.f = vp.f;
-    r.c = cp;
-    return r;
-  });
+  tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles, tile,
+                             p.epoch);
   T* __restrict__ out = (T*)p.out;
   typedef typename KS::T KT;
   KT* __restrict__ out_keys = (KT*)p.keys;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     V q = a[r];
-    T raw[VEC];
-    staged_round<BLOCK, VEC>(stage, r, raw);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const int b = r * VEC + j;
-      q = f(q, item(r, j, raw[j]));
+      q = f(q, item(r, j));
       if ((valid >> b & 1) == 0) continue;
       const u64 i = item_index<BLOCK, VEC>(tb, r, j);
       if constexpr (KEYS) {

@@ -345,7 +345,15 @@ mod tests {
         let fmax = Combiner::trace::<f32>(|a, b| a.max(b)).unwrap();
         let diff = Combiner::trace::<i32>(|a, b| a - b).unwrap();
         let first = Combiner::trace::<u32>(|a, _| a + Expr::constant(0u32)).unwrap();
-        for c in [&affine, &crossed, &scaled, &fmax, &diff, &first, &sums.segmented()] {
+        for c in [
+            &affine,
+            &crossed,
+            &scaled,
+            &fmax,
+            &diff,
+            &first,
+            &sums.segmented(),
+        ] {
             assert!(!c.commutative(), "{c:?}");
         }
     }

@@ -9,11 +9,7 @@ use crate::item::{Element, Expr, Index, Integer, Item, ScalarType};
 /// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended into the
 /// unsigned word `U`, at least as wide; `word` converts constants): their unsigned order is the
 /// `total_cmp` order for floats, the value order for integers.
-pub(super) fn ordered<U: Integer>(
-    ty: ScalarType,
-    b: Expr<U>,
-    word: impl Fn(u64) -> U,
-) -> Expr<U> {
+pub(super) fn ordered<U: Integer>(ty: ScalarType, b: Expr<U>, word: impl Fn(u64) -> U) -> Expr<U> {
     let w = ty.bits();
     let sign = word(1u64 << (w - 1));
     let mask = word(if w == 64 { !0u64 } else { (1u64 << w) - 1 });

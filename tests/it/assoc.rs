@@ -266,7 +266,12 @@ impl Case for ComponentWise {
         )
     }
     fn host((a0, b0, c0, d0): Self::I, (a1, b1, c1, d1): Self::I) -> Self::I {
-        (a0.wrapping_add(a1), b0.max(b1), c0 ^ c1, d0.wrapping_mul(d1))
+        (
+            a0.wrapping_add(a1),
+            b0.max(b1),
+            c0 ^ c1,
+            d0.wrapping_mul(d1),
+        )
     }
     fn dev((a0, b0, c0, d0): E<Self>, (a1, b1, c1, d1): E<Self>) -> E<Self> {
         (a1 + a0, b0.max(b1), c0 ^ c1, d0 * d1)
@@ -650,8 +655,14 @@ fn reduce_with_f32_pairs_of_sums_are_close() {
         let squares: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
         let abs: f64 = xs.iter().map(|&x| (x as f64).abs()).sum();
         let bound = |m: f64| m * f32::EPSILON as f64 * n as f64;
-        assert!((got.0 as f64 - exact).abs() <= bound(abs), "n={n}: sum {got:?}");
-        assert!((got.1 as f64 - squares).abs() <= bound(squares), "n={n}: squares {got:?}");
+        assert!(
+            (got.0 as f64 - exact).abs() <= bound(abs),
+            "n={n}: sum {got:?}"
+        );
+        assert!(
+            (got.1 as f64 - squares).abs() <= bound(squares),
+            "n={n}: squares {got:?}"
+        );
     }
 }
 

@@ -43,36 +43,21 @@ const BLOCK: u32 = 256;
 const ROUNDS: u32 = 2;
 /// Blocks a multiprocessor (chunks are one a block; the grid is the device's, not the
 /// kernel's, so results depend only on the length and the device).
-const BLOCKS_PER_SM: u64 = 8;
-
-/// The name expression of an instance of `template` (`ds_assoc_reduce` or `ds_assoc_scan`:
-/// the two share their template parameters).
-fn assoc_name(
-    template: &str,
-    block: u32,
-    rounds: u32,
-    vec: u32,
-    mode: u32,
-    s: &[String],
-) -> String {
-    format!(
-        "{template}<ds_F, {block}, {rounds}, {vec}, {mode}, {}>",
-        s.join(", ")
-    )
-}
+const BLOCKS_PER_SM: u32 = 8;
 
 impl Template for AssocReduceKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
     fn name(&self, s: &[String]) -> String {
-        assoc_name(
-            "ds_assoc_reduce",
+        format!(
+            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}, {}>",
             self.block,
             self.rounds,
             self.vec,
             self.mode,
-            s,
+            self.minb,
+            s.join(", ")
         )
     }
 }
@@ -82,24 +67,27 @@ impl Template for AssocScanKey {
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
     fn name(&self, s: &[String]) -> String {
-        assoc_name(
-            "ds_assoc_scan",
+        format!(
+            "ds_assoc_scan<ds_F, {}, {}, {}, {}, {}>",
             self.block,
             self.rounds,
             self.vec,
             self.mode,
-            s,
+            s.join(", ")
         )
     }
 }
 
 /// The reduction's instance: a commutative combiner folds each thread's items as they come
 /// (mode 2), with the rounds of the `Op` reduction (four loads in flight a component) for items
-/// of up to 8 bytes (ptxas: 40 registers for two f32, no spills; four 8-byte components
-/// spilled with 4 rounds, not with 2); any other keeps their order (mode 0).
+/// of up to 8 bytes, compiled for 4 blocks a multiprocessor (2 for items over 16 bytes), and
+/// launched with that many, one even wave (ptxas: 40 registers for two f32, no spills; at 8
+/// blocks, 32 registers, they spilled, and four 8-byte components spilled at 4 blocks or with
+/// 4 rounds); any other keeps their order (mode 0), 8 blocks a multiprocessor, no bound.
 fn reduce_key(c: &Combiner) -> AssocReduceKey {
     let commutative = c.commutative();
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
+    let v = c.types.iter().map(|t| t.compute().size()).sum::<usize>();
     AssocReduceKey {
         block: BLOCK,
         rounds: if commutative && bytes <= 8 {
@@ -109,6 +97,20 @@ fn reduce_key(c: &Combiner) -> AssocReduceKey {
         },
         vec: vec_of(c),
         mode: if commutative { 2 } else { 0 },
+        minb: match (commutative, v <= 16) {
+            (false, _) => 0,
+            (true, true) => 4,
+            (true, false) => 2,
+        },
+    }
+}
+
+/// Blocks a multiprocessor a launch of `key` has: as many as it is compiled for.
+fn blocks_per_sm(key: &AssocReduceKey) -> u32 {
+    if key.minb == 0 {
+        BLOCKS_PER_SM
+    } else {
+        key.minb
     }
 }
 
@@ -209,9 +211,9 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
 }
 
 /// A launch's chunking: (blocks, elements a block), a whole number of tiles each.
-fn chunks(gpu: &Gpu, n: usize, tile: u64) -> (u64, u64) {
+fn chunks(gpu: &Gpu, n: usize, tile: u64, per_sm: u32) -> (u64, u64) {
     let tiles = (n as u64).div_ceil(tile).max(1);
-    let most = (gpu.arch.sms as u64 * BLOCKS_PER_SM).max(1);
+    let most = (gpu.arch.sms as u64 * per_sm as u64).max(1);
     let per = tiles.div_ceil(most.min(tiles));
     (tiles.div_ceil(per), per * tile)
 }
@@ -234,6 +236,7 @@ fn setup<'a>(
     c: &Combiner,
     init: &[u64],
     rounds: u32,
+    per_sm: u32,
 ) -> Result<Setup<'a>> {
     let k = c.types.len();
     if srcs.len() != k || c.stored > 4 || k > 5 {
@@ -244,7 +247,7 @@ fn setup<'a>(
     }
     let vec = vec_of(c);
     let n = srcs[0].len;
-    let (grid, chunk) = chunks(gpu, n, (BLOCK * rounds * vec) as u64);
+    let (grid, chunk) = chunks(gpu, n, (BLOCK * rounds * vec) as u64, per_sm);
     let words: Vec<u8> = c
         .params
         .iter()
@@ -277,7 +280,7 @@ fn setup<'a>(
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
     let key = reduce_key(c);
-    let mut s = setup(gpu, srcs, c, &[], key.rounds)?;
+    let mut s = setup(gpu, srcs, c, &[], key.rounds, blocks_per_sm(&key))?;
     let k = c.types.len();
     let result = Buffer::new(gpu, 8 * (k + 1))?;
     s.params.result = result.ptr();
@@ -307,7 +310,7 @@ pub(crate) fn scan(
         ScanMode::Exclusive(i) => (i.clone(), true, 1),
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
-    let mut s = setup(gpu, srcs, c, &init, ROUNDS)?;
+    let mut s = setup(gpu, srcs, c, &init, ROUNDS, BLOCKS_PER_SM)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
@@ -324,6 +327,7 @@ pub(crate) fn scan(
         rounds: ROUNDS,
         vec: s.vec,
         mode: 1,
+        minb: 0,
     };
     gpu.kernel_with(totals, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
@@ -375,7 +379,11 @@ pub(crate) mod check {
             v.push(KernelKey {
                 functor: Some(Arc::new(c.shape())),
                 family: k.into(),
-                sources: c.types.iter().map(|&t| SourceKey::plain(t, k.vec)).collect(),
+                sources: c
+                    .types
+                    .iter()
+                    .map(|&t| SourceKey::plain(t, k.vec))
+                    .collect(),
             });
         }
         for c in [affine, arg.clone(), arg.segmented()] {
@@ -391,6 +399,7 @@ pub(crate) mod check {
                         rounds: ROUNDS,
                         vec,
                         mode,
+                        minb: 0,
                     }
                     .into(),
                     sources: sources.clone(),

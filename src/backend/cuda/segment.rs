@@ -245,10 +245,7 @@ fn launch_reduce(
         &[(src, vec), (flags, vec), (key_src, 1)],
     )?;
     let tiles = sh.tiles(n, vec);
-    // Two look-backs: the values' and the segment counts'. The tile's values wait in dynamic
-    // shared memory.
-    let smem = sh.tile(vec) * size as u32;
-    gpu.launch_lookbacks(&k, tiles, sh.block, smem, 2, |s| SegReduceParams {
+    gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegReduceParams {
         out: out.ptr(),
         keys: key_out,
         total,

@@ -162,20 +162,6 @@ impl Gpu {
         smem: u32,
         params: impl FnOnce(&PassSlots) -> P,
     ) -> Result<()> {
-        self.launch_lookbacks(kernel, tiles, block, smem, 1, params)
-    }
-
-    /// As `launch_single_pass`, for a kernel with `lookbacks` look-backs of its own, each over
-    /// its own slots (the k-th's at `status + 2 * k * tiles` slots).
-    pub fn launch_lookbacks<P: KernelParams>(
-        &self,
-        kernel: &Bound<'_, P>,
-        tiles: u64,
-        block: u32,
-        smem: u32,
-        lookbacks: usize,
-        params: impl FnOnce(&PassSlots) -> P,
-    ) -> Result<()> {
         if tiles == 0 {
             return Ok(());
         }
@@ -184,8 +170,8 @@ impl Gpu {
                 "{tiles} tiles are more than a single-pass launch numbers"
             )));
         }
-        // An aggregate slot and an inclusive-prefix slot a tile, for each look-back.
-        let status = 2 * lookbacks * tiles as usize * tuning::SLOT_BYTES;
+        // An aggregate slot and an inclusive-prefix slot a tile.
+        let status = 2 * tiles as usize * tuning::SLOT_BYTES;
         self.reserve(Status::Scan, tiles, status, |s| {
             kernel.launch(tiles, block, smem, &params(s))
         })

@@ -229,12 +229,14 @@ pub(crate) fn merge_block() -> u32 {
 
 /// Outputs a thread of `ds_merge` for keys of `size` bytes: odd, so that the threads' stores
 /// of their outputs to shared memory (stride `items`) meet no bank conflicts. 4-byte keys:
-/// 19 (a tile of 4864) took merge_u32 at 2^28 1.07 ms, against 1.19 (15), 1.24 (11), 1.19
-/// (23), 1.45 (7); blocks of 128 or 512 threads were no better (H100, run 61). 8-byte keys: 7
-/// (a tile of 1792), first choice.
+/// 27 (a tile of 6912). With keys loaded one at a time (H100, run 61), 19 took merge_u32 at
+/// 2^28 1.07 ms, against 1.19 (15), 1.24 (11), 1.19 (23), 1.45 (7), and blocks of 128 or 512
+/// threads were no better; with the stretches copied in 16-byte vectors (run 72), 27 took
+/// 0.803 ms against 0.851 (15) and 0.820 (19), 0.078 against 0.076 (19) at 2^24. 8-byte keys:
+/// 7 (a tile of 1792), first choice.
 pub(crate) fn merge_items(size: usize) -> u32 {
     if size <= 4 {
-        knob("merge_items", 19)
+        knob("merge_items", 27)
     } else {
         knob("merge_items8", 7)
     }
