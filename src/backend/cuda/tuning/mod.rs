@@ -84,9 +84,10 @@ pub(crate) const REDUCE: Shape = Shape {
 
 /// Elements a thread of the reduction takes in one access of a lazy integer source whose
 /// narrowest stored column has `leaf`-byte elements, for results of `size` bytes: 16 bytes of
-/// that column, at most four times the result's own vector (argmax reduces 64-bit words made
-/// from 32-bit elements: 8-byte reads of the elements held it to 2.1 TB/s at 2^28 on an H100,
-/// run 71). First choice.
+/// that column, at most four times the result's own vector (so that counting 1-byte flags into
+/// u32 reads 16 of them at once, not 4). First choice: for argmax's 64-bit words made from f32
+/// elements it changed nothing measurable (H100 run 72: 0.530 ms at 2^28 against 0.519 with
+/// 8-byte reads; computing the key in 32-bit words then gave 0.414, run 75).
 pub(crate) fn reduce_vec(size: usize, leaf: usize) -> u32 {
     vec(leaf).clamp(vec(size), 4 * vec(size))
 }
@@ -135,7 +136,7 @@ pub(crate) fn register_tile(size: usize) -> Shape {
 /// The single-pass kernels over (value, flag) pairs (segmented scans and reduce): as
 /// `register_tile`. For 8-byte values 4 rounds spill less (ptxas: 400 bytes a thread in the
 /// i64 scan against 700 with 8) but double the tiles, and were slower: the f64 segmented scan
-/// of 2^28 took 4.01 ms with 4 and 3.54 with 8 (H100, run 71). (`DEVSEQ_TUNE` knob
+/// of 2^28 took 4.01 ms with 4 and 3.54 with 8 (H100, run 72). (`DEVSEQ_TUNE` knob
 /// `seg_rounds`.)
 pub(crate) fn seg(size: usize) -> Shape {
     let sh = register_tile(size);
@@ -231,7 +232,7 @@ pub(crate) fn merge_block() -> u32 {
 /// of their outputs to shared memory (stride `items`) meet no bank conflicts. 4-byte keys:
 /// 27 (a tile of 6912). With keys loaded one at a time (H100, run 61), 19 took merge_u32 at
 /// 2^28 1.07 ms, against 1.19 (15), 1.24 (11), 1.19 (23), 1.45 (7), and blocks of 128 or 512
-/// threads were no better; with the stretches copied in 16-byte vectors (run 72), 27 took
+/// threads were no better; with the stretches copied in 16-byte vectors (run 73), 27 took
 /// 0.803 ms against 0.851 (15) and 0.820 (19), 0.078 against 0.076 (19) at 2^24. 8-byte keys:
 /// 7 (a tile of 1792), first choice.
 pub(crate) fn merge_items(size: usize) -> u32 {
