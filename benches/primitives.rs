@@ -11,17 +11,10 @@
 //! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
 //! lines the peer does not have (for tuning: the segmented scan of i64, segmented_reduce).
 
-use devseq::{Device, DeviceSeq, Expr, Op, Result};
+use devseq::{Device, DeviceSeq, Op, Result};
 
-/// The peer's 32-bit mixer, as an expression.
-fn hash(i: Expr<u32>) -> Expr<u32> {
-    let x = (i * 2654435761u32) ^ 12345u32;
-    let x = x ^ (x >> 16u32);
-    let x = x * 0x7feb352du32;
-    let x = x ^ (x >> 15u32);
-    let x = x * 0x846ca68bu32;
-    x ^ (x >> 16u32)
-}
+mod common;
+use common::hash;
 
 struct Bench {
     dev: Device,
@@ -61,19 +54,12 @@ impl Bench {
 
 fn main() -> Result<()> {
     let dev = Device::auto()?;
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let (mut lgs, reps): (Vec<u32>, usize) = if dev.is_cuda() {
-        (vec![16, 20, 24, 28], 15)
+    let (filter, lgs) = common::args(if dev.is_cuda() {
+        &[16, 20, 24, 28]
     } else {
-        (vec![16, 20], 5)
-    };
-    // DEVSEQ_BENCH_LG=24,28 keeps only those sizes (for profiling one size).
-    if let Ok(v) = std::env::var("DEVSEQ_BENCH_LG") {
-        lgs = v.split(',').filter_map(|s| s.trim().parse().ok()).collect();
-    }
+        &[16, 20]
+    });
+    let reps = if dev.is_cuda() { 15 } else { 5 };
     println!("# devseq {} on {}", env!("CARGO_PKG_VERSION"), dev.name());
     let b = Bench {
         dev: dev.clone(),

@@ -16,18 +16,11 @@
 //! shard's device and stored. Arguments other than `--bench` are substrings that select
 //! primitives by name.
 
-use devseq::{Device, DeviceGroup, DeviceSeq, Expr, Op, Result, ShardedSeq};
+use devseq::{Device, DeviceGroup, DeviceSeq, Op, Result, ShardedSeq};
 use std::time::Instant;
 
-/// The 32-bit mixer of benches/primitives.rs.
-fn hash(i: Expr<u32>) -> Expr<u32> {
-    let x = (i * 2654435761u32) ^ 12345u32;
-    let x = x ^ (x >> 16u32);
-    let x = x * 0x7feb352du32;
-    let x = x ^ (x >> 15u32);
-    let x = x * 0x846ca68bu32;
-    x ^ (x >> 16u32)
-}
+mod common;
+use common::hash;
 
 /// The inputs over one group: element positions, hashed keys, floats in [0, 1), small ints.
 struct Inputs {
@@ -139,18 +132,8 @@ fn cases() -> Vec<Case> {
 
 fn main() -> Result<()> {
     let dev = Device::auto()?;
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let (mut lgs, reps): (Vec<u32>, usize) = if dev.is_cuda() {
-        (vec![28, 30], 7)
-    } else {
-        (vec![20, 22], 5)
-    };
-    if let Ok(v) = std::env::var("DEVSEQ_BENCH_LG") {
-        lgs = v.split(',').filter_map(|s| s.trim().parse().ok()).collect();
-    }
+    let (filter, lgs) = common::args(if dev.is_cuda() { &[28, 30] } else { &[20, 22] });
+    let reps = if dev.is_cuda() { 7 } else { 5 };
     let one = DeviceGroup::new(std::slice::from_ref(&dev))?;
     let second = if dev.is_cuda() {
         Device::cuda(1).ok()

@@ -31,16 +31,22 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn histogram(&self, bins: usize, lo: T, hi: T) -> Result<DeviceSeq<u64>> {
-        if bins == 0 {
-            return Err(Error::InvalidArgument("histogram with 0 bins".into()));
-        }
-        if lo.to_compute().partial_cmp(&hi.to_compute()) != Some(std::cmp::Ordering::Less) {
-            return Err(Error::InvalidArgument(format!(
-                "histogram range [{lo:?}, {hi:?}) is empty"
-            )));
-        }
+        histogram_args(bins, lo, hi)?;
         let b = self.device().backend();
         let col = b.histogram(self.source(), bins, lo.compute_bits(), hi.compute_bits())?;
         Ok(DeviceSeq::stored(self.device(), col))
     }
+}
+
+/// `InvalidArgument` unless there are bins and `lo < hi` (a histogram's arguments).
+pub(crate) fn histogram_args<T: Element>(bins: usize, lo: T, hi: T) -> Result<()> {
+    if bins == 0 {
+        return Err(Error::InvalidArgument("histogram with 0 bins".into()));
+    }
+    if lo.to_compute().partial_cmp(&hi.to_compute()) != Some(std::cmp::Ordering::Less) {
+        return Err(Error::InvalidArgument(format!(
+            "histogram range [{lo:?}, {hi:?}) is empty"
+        )));
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@ mod combine;
 mod compact;
 mod gather;
 mod histogram;
+pub(crate) use histogram::histogram_args;
 mod interop;
 mod map;
 mod random;

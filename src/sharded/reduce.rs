@@ -244,14 +244,7 @@ impl<T: Element> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn histogram(&self, bins: usize, lo: T, hi: T) -> Result<DeviceSeq<u64>> {
-        if bins == 0 {
-            return Err(Error::InvalidArgument("histogram with 0 bins".into()));
-        }
-        if lo.to_compute().partial_cmp(&hi.to_compute()) != Some(std::cmp::Ordering::Less) {
-            return Err(Error::InvalidArgument(format!(
-                "histogram range [{lo:?}, {hi:?}) is empty"
-            )));
-        }
+        crate::seq::histogram_args(bins, lo, hi)?;
         let counts = per_shard(self.shards.len(), |k| {
             self.shards[k].histogram(bins, lo, hi)
         })?;
