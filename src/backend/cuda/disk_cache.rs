@@ -95,7 +95,11 @@ pub(crate) fn parse(data: &[u8], key: &[u8; HASH]) -> Result<(String, Vec<u8>), 
     if &body[4..4 + HASH] != key {
         return Err(Reject::Corrupt("entry of another key"));
     }
-    let n = u32::from_le_bytes(body[4 + HASH..head].try_into().expect("4 bytes")) as usize;
+    let n = body
+        .get(4 + HASH..head)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes)
+        .ok_or(Reject::Corrupt("truncated"))? as usize;
     let name = body
         .get(head..head + n)
         .and_then(|b| String::from_utf8(b.to_vec()).ok())

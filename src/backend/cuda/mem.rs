@@ -450,31 +450,33 @@ struct MailState {
 
 const BOXES: usize = 512;
 
-/// A mailbox lent out by `Gpu::mailbox`.
+/// A mailbox lent out by `Gpu::mailbox`; `held` until taken back (or dropped).
 pub(crate) struct Held<'g> {
     gpu: &'g Gpu,
-    m: Option<Mailbox>,
+    m: Mailbox,
+    held: bool,
 }
 
 impl Held<'_> {
     fn take(&mut self) -> Result<Mailbox> {
-        self.m
-            .take()
-            .ok_or_else(|| Error::Internal("a mailbox taken twice".into()))
+        if !std::mem::replace(&mut self.held, false) {
+            return Err(Error::Internal("a mailbox taken twice".into()));
+        }
+        Ok(self.m)
     }
 }
 
 impl std::ops::Deref for Held<'_> {
     type Target = Mailbox;
     fn deref(&self) -> &Mailbox {
-        // Only `take`, which consumes the guard's use, empties it.
-        self.m.as_ref().expect("a held mailbox")
+        &self.m
     }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        if let Some(m) = self.m.take() {
+        if std::mem::replace(&mut self.held, false) {
+            let m = self.m;
             // Zero both words after the stream drains; where that fails the mailbox is
             // left out of the pool rather than lent again dirty.
             let clean = self
@@ -521,7 +523,8 @@ impl Gpu {
             .ok_or_else(|| Error::Internal("no mailbox".into()))?;
         Ok(Held {
             gpu: self,
-            m: Some(m),
+            m,
+            held: true,
         })
     }
 
