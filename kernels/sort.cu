@@ -19,6 +19,13 @@ namespace ds {
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
 
+// The bits a sort moves for key x: its ordered bits, complemented for a descending sort.
+template <class T, bool DESC> DS_DEV typename key_bits<T>::U sort_bits(T x) {
+  typedef key_bits<T> KB;
+  const typename KB::U b = KB::order(KB::raw(x));
+  return DESC ? (typename KB::U) ~b : b;
+}
+
 // Flags of a pass in the plan.
 enum : u32 {
   PASS_RUN = 1,         // the pass moves keys (else its digit is the same for all of them)
@@ -59,7 +66,7 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
 // Counts digits of all passes (pass p's digit is bits lo + 8p up of the ordered key); the last
 // block writes the plan. With check_len > 0 (sorting indices for scatter_combine and scatter)
 // a key >= check_len records its position in *err (note_bad_index). The keys are a source.
-template <class S, int BLOCK>
+template <class S, bool DESC, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHistParams p) {
   using namespace ds;
   typedef typename S::T T;
@@ -80,7 +87,7 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   __syncthreads();
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
-    const U b = (U)(KB::order(KB::raw(x)) ^ (U)p.flip);
+    const U b = sort_bits<T, DESC>(x);
     if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
@@ -171,7 +178,7 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
 // the same digit find each other through a shared mask each ORs its bit into, and the highest
 // of them takes their places with one atomic. The look-back for the counts of the tiles
 // before comes last, when they are mostly published.
-template <class KS, class VS, int VMODE, int BLOCK, int ITEMS, int MINB>
+template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_sort_pass(const KS kin, const VS vin, const SortPassParams p) {
   using namespace ds;
@@ -236,7 +243,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     const u64 i = seg + (u64)j * WARP + lane;
     const bool valid = i < n;
     U b = (U)~(U)0;
-    if (valid) b = from_input ? (U)(KB::order(KB::raw(kin.at(i))) ^ (U)p.flip) : KB::raw(ksrc[i]);
+    if (valid) b = from_input ? sort_bits<T, DESC>(kin.at(i)) : KB::raw(ksrc[i]);
     key[j] = b;
     if constexpr (VMODE == 1) {
       val[j] = valid ? (from_input ? vin.at(i) : vsrc[i]) : V{};
@@ -336,7 +343,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     if (i < valid) {
       const U b = s_keys[i];
       const u64 dst = s_glob[digit(b)] + i;
-      kdst[dst] = KB::from_raw(last ? KB::unorder((U)(b ^ (U)p.flip)) : b);
+      kdst[dst] = KB::from_raw(last ? KB::unorder(DESC ? (U)~b : b) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }

@@ -626,3 +626,41 @@ fn adopted_slices_are_counted_and_freed() {
     drop(view);
     assert_eq!(d.memory_in_use(), before, "freed with the last sequence");
 }
+
+/// Asking for more memory than the GPU has is `Error::OutOfMemory`, and the device works on.
+/// Here, not among the other error tests: the free memory checked at the end is the
+/// process's, and other tests' allocations would show in it.
+#[test]
+fn out_of_memory_is_an_error() {
+    let _one = alone();
+    let d = dev();
+    if !d.is_cuda() {
+        eprintln!("out_of_memory_is_an_error: skipped on the host (no fixed memory to exhaust)");
+        return;
+    }
+    if std::env::var_os("DEVSEQ_TEST_SMALL").is_some_and(|v| !v.is_empty() && v != "0") {
+        // Under compute-sanitizer the deliberate failed allocation is itself reported as an API
+        // error, and the tool's own device memory makes the free-memory check meaningless.
+        eprintln!("out_of_memory_is_an_error: skipped with DEVSEQ_TEST_SMALL (sanitizer runs)");
+        return;
+    }
+    let (total, _) = d.memory().unwrap();
+    let n = total * 2;
+    // `filled` is lazy (no memory); storing it allocates.
+    let lazy = DeviceSeq::<u8>::filled(&d, 1, n).unwrap();
+    match lazy.copy() {
+        Err(devseq::Error::OutOfMemory { bytes }) => assert_eq!(bytes, n),
+        other => panic!("allocating {n} bytes: {other:?}"),
+    }
+    // The device still works, and the temporaries of a failed call are gone.
+    let xs = DeviceSeq::<u32>::sequence(&d, 1 << 20).unwrap();
+    assert_eq!(
+        xs.reduce(Op::Add).unwrap(),
+        ((1u64 << 20) * ((1 << 20) - 1) / 2) as u32
+    );
+    let (_, free) = d.memory().unwrap();
+    assert!(
+        free > total / 4,
+        "free {free} of {total} after a failed allocation"
+    );
+}

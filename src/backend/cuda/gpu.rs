@@ -164,10 +164,14 @@ impl Gpu {
                 "the driver lacks cuEventElapsedTime_v2 (CUDA 12.8 or later)".into(),
             ));
         }
+        // Both events exist before the first is recorded, so that creating the second is not
+        // timed (the GPU may be idle, waiting for the host, when `f` returns).
         let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.stream.record_event(timed).cuda("cuEventRecord")?;
+        let start = self.ctx.new_event(timed).cuda("cuEventCreate")?;
+        let end = self.ctx.new_event(timed).cuda("cuEventCreate")?;
+        start.record(&self.stream).cuda("cuEventRecord")?;
         f()?;
-        let end = self.stream.record_event(timed).cuda("cuEventRecord")?;
+        end.record(&self.stream).cuda("cuEventRecord")?;
         let ms = start.elapsed_ms(&end).cuda("cuEventElapsedTime")?;
         Ok(ms as f64)
     }

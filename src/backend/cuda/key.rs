@@ -131,9 +131,9 @@ families! {
     /// How far apart a scatter's writes are (`kernels/gather.cu`).
     Spread(SpreadKey { block: u32 }),
     /// The radix sort's digit counts and plan (`kernels/sort.cu`).
-    SortHist(SortHistKey { block: u32 }),
+    SortHist(SortHistKey { desc: bool, block: u32 }),
     /// One radix sort pass (`kernels/sort.cu`).
-    SortPass(SortPassKey { values: bool, block: u32, items: u32, minb: u32 }),
+    SortPass(SortPassKey { values: bool, desc: bool, block: u32, items: u32, minb: u32 }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
     /// Chunk totals of a custom operator, then its result or the chunks' prefixes

@@ -46,7 +46,11 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
     if n == 0 {
         return Ok(out);
     }
-    if let Some(c) = src.as_column() {
+    // A stored column is copied by the map kernel where it is aligned for 16-byte vectors,
+    // else by the driver (tuning::copy_by_kernel).
+    if let Some(c) = src.as_column()
+        && !(tuning::copy_by_kernel() && column_ptr(c)?.aligned(16))
+    {
         gpu.copy(&out, column_ptr(c)?, bytes)?;
         return Ok(out);
     }

@@ -80,7 +80,8 @@ fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
 }
 
 /// `bytes` of uninitialized device memory in stream order; out of memory, the pool is trimmed
-/// and the allocation tried once more before `Error::OutOfMemory`.
+/// and the allocation tried once more before `Error::OutOfMemory` (trimmed again then, so a
+/// failed request leaves no memory reserved).
 fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
     let once = || {
         // SAFETY: the memory is uninitialized; every caller writes what it later reads (a copy,
@@ -94,9 +95,15 @@ fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
             // the pool; give it back to the device and try again.
             gpu.synchronize()?;
             trim_pool(&gpu.ctx)?;
-            once().map_err(|e| match e.0 {
-                sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory { bytes },
-                _ => super::gpu::driver_error(e, "cuMemAllocAsync"),
+            once().or_else(|e| {
+                // A failed request may leave the pool grown by whatever it could reserve
+                // (seen on an H100: 4 MB of 80 GB free after asking for twice the memory),
+                // which would starve this process's later work and every other process.
+                trim_pool(&gpu.ctx)?;
+                Err(match e.0 {
+                    sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory { bytes },
+                    _ => super::gpu::driver_error(e, "cuMemAllocAsync"),
+                })
             })
         }
         Err(e) => Err(super::gpu::driver_error(e, "cuMemAllocAsync")),

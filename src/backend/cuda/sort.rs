@@ -24,7 +24,6 @@ kernel_params!(
         err: Ptr,
         lo: u32,
         passes: u32,
-        flip: u64,
     }
 );
 
@@ -43,7 +42,6 @@ kernel_params!(
         pass: u32,
         epoch: u32,
         base: u32,
-        flip: u64,
     }
 );
 
@@ -51,7 +49,7 @@ impl Template for SortHistKey {
     type Params = SortHistParams;
     const FILE: &'static str = "sort.cu";
     fn name(&self, s: &[String]) -> String {
-        format!("ds_sort_hist<{}, {}>", s[0], self.block)
+        format!("ds_sort_hist<{}, {}, {}>", s[0], self.desc, self.block)
     }
 }
 
@@ -60,8 +58,8 @@ impl Template for SortPassKey {
     const FILE: &'static str = "sort.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_sort_pass<{}, {}, {}, {}, {}, {}>",
-            s[0], s[1], self.values as u32, self.block, self.items, self.minb
+            "ds_sort_pass<{}, {}, {}, {}, {}, {}, {}>",
+            s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.minb
         )
     }
 }
@@ -78,11 +76,12 @@ const MAX_PASSES: usize = 8;
 /// sizeof(ds::SortPlan), rounded up.
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
-fn pass_key(key: ScalarType, value: Option<ScalarType>) -> SortPassKey {
+fn pass_key(key: ScalarType, value: Option<ScalarType>, desc: bool) -> SortPassKey {
     let widest = key.size().max(value.map_or(1, |v| v.size()));
     let (block, items, minb) = tuning::sort(widest, value.is_some());
     SortPassKey {
         values: value.is_some(),
+        desc,
         block,
         items,
         minb,
@@ -156,7 +155,8 @@ impl Sorted {
 
 /// Sorts the keys (stably) with their values on all their bits, ascending or (`descending`)
 /// descending: the ordered bits are complemented as they are read, and back as the last pass
-/// writes them, so equal keys keep their order either way.
+/// writes them, so equal keys keep their order either way. The direction is a template
+/// parameter of the kernels, so an ascending sort does no complementing at all.
 pub(crate) fn sort(
     gpu: &Gpu,
     keys: &Source,
@@ -164,8 +164,7 @@ pub(crate) fn sort(
     descending: bool,
 ) -> Result<Sorted> {
     let bits = keys.ty().bits();
-    let flip = if descending { u64::MAX } else { 0 };
-    sort_unchecked(gpu, keys, values, 0..bits, 0, flip)
+    sort_unchecked(gpu, keys, values, 0..bits, 0, descending)
 }
 
 /// The (index, value) pairs sorted stably by index, on all the bits that indices below `len`
@@ -180,20 +179,19 @@ pub(crate) fn sort_by_index(
 ) -> Result<Sorted> {
     let bits = index_bits(len);
     let lo = if top_digit { bits.saturating_sub(8) } else { 0 };
-    sort_unchecked(gpu, idx, Some(vals), lo..bits, len as u64, 0)
+    sort_unchecked(gpu, idx, Some(vals), lo..bits, len as u64, false)
 }
 
 /// As `sort`, on the key bits `bits` (`lo..hi`, the keys' ordered bits), leaving the bounds
 /// check to the caller (`Sorted::check`), so that it can queue more work first. Keys at or
-/// above `check_len` are sorted on those bits like any. `flip` is XORed into the ordered bits
-/// (all ones: descending).
+/// above `check_len` are sorted on those bits like any; `desc`: descending.
 fn sort_unchecked(
     gpu: &Gpu,
     keys: &Source,
     values: Option<&Source>,
     bits: std::ops::Range<u32>,
     check_len: u64,
-    flip: u64,
+    desc: bool,
 ) -> Result<Sorted> {
     let (n, kty) = (keys.len, keys.ty());
     let ks = kty.size();
@@ -201,7 +199,7 @@ fn sort_unchecked(
     let vsize = vty.map_or(0, |v| v.size());
     let lo = bits.start.min(bits.end);
     let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
-    let pk = pass_key(kty, vty);
+    let pk = pass_key(kty, vty, desc);
     let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
     let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
     // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
@@ -224,7 +222,7 @@ fn sort_unchecked(
     gpu.fill(&tmp, 1, 0, hist_bytes + PLAN_BYTES + 8)?;
     if n > 0 {
         let block = tuning::FLAT_BLOCK;
-        let hk = gpu.kernel(SortHistKey { block }, &[(keys, tuning::vec(ks))])?;
+        let hk = gpu.kernel(SortHistKey { desc, block }, &[(keys, tuning::vec(ks))])?;
         let grid = hk.wave(block, (n as u64).div_ceil(block as u64 * 16))?;
         hk.launch(
             grid,
@@ -239,7 +237,6 @@ fn sort_unchecked(
                 err,
                 lo,
                 passes,
-                flip,
             },
         )?;
         // Without values the keys stand in for them (never read).
@@ -261,7 +258,6 @@ fn sort_unchecked(
                     pass,
                     epoch: s.epoch,
                     base: s.base,
-                    flip,
                 };
                 k.launch(tiles, pk.block, smem, &p)
             })?;
@@ -287,35 +283,38 @@ pub(crate) mod check {
     pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for t in ScalarType::ALL {
-            for avec in [tuning::vec(t.size()), 0] {
+            for desc in [false, true] {
+                for avec in [tuning::vec(t.size()), 0] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: SortHistKey {
+                            desc,
+                            block: tuning::FLAT_BLOCK,
+                        }
+                        .into(),
+                        sources: vec![SourceKey::plain(t, avec)],
+                    });
+                }
+                let k = SourceKey::plain(t, 1);
                 v.push(KernelKey {
                     functor: None,
-                    family: SortHistKey {
-                        block: tuning::FLAT_BLOCK,
-                    }
-                    .into(),
-                    sources: vec![SourceKey::plain(t, avec)],
+                    family: pass_key(t, None, desc).into(),
+                    sources: vec![k.clone(), k.clone()],
                 });
-            }
-            let k = SourceKey::plain(t, 1);
-            v.push(KernelKey {
-                functor: None,
-                family: pass_key(t, None).into(),
-                sources: vec![k.clone(), k.clone()],
-            });
-            for u in ScalarType::ALL {
-                v.push(KernelKey {
-                    functor: None,
-                    family: pass_key(t, Some(u)).into(),
-                    sources: vec![k.clone(), SourceKey::plain(u, 1)],
-                });
-            }
-            for p in lazy_positions {
-                v.push(KernelKey {
-                    functor: None,
-                    family: pass_key(t, Some(p.ty)).into(),
-                    sources: vec![k.clone(), p.clone()],
-                });
+                for u in ScalarType::ALL {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: pass_key(t, Some(u), desc).into(),
+                        sources: vec![k.clone(), SourceKey::plain(u, 1)],
+                    });
+                }
+                for p in lazy_positions {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: pass_key(t, Some(p.ty), desc).into(),
+                        sources: vec![k.clone(), p.clone()],
+                    });
+                }
             }
         }
         v

@@ -62,17 +62,31 @@ pub(crate) fn vec(size: usize) -> u32 {
     (16 / size.clamp(1, 16)) as u32
 }
 
-/// Map, fill, sequence: 256 threads, 4 rounds (four 16-byte vectors a thread), a block a
+/// Map, fill, sequence: 256 threads, 2 rounds (two 16-byte vectors a thread), a block a
 /// tile. Measured on an H200 (runs 16 and 20, docs/performance.md): one wave of blocks
 /// striding over the tiles stayed at 0.55-0.58 ms for 2^28 f32 whatever its shape (128-512
 /// threads, 1-4 rounds, with or without bulk copies through shared memory), against Thrust's
-/// 0.528; a block a tile took 0.526-0.533 ms with 2, 4 or 8 rounds. (`DEVSEQ_TUNE` knobs
-/// `map_block`, `map_rounds`.)
+/// 0.528; a block a tile took 0.526-0.533 ms with 2, 4 or 8 rounds. On an H100 (run 76) 2
+/// rounds beat 4 at every size: map_f32 0.0120 / 0.0558 / 0.7237 ms at 2^20 / 2^24 / 2^28
+/// against 0.0178 / 0.0627 / 0.7489, random_uniform_f32 0.0303 against 0.0343 at 2^24 (1
+/// round: 0.404 ms at 2^28, too few Philox blocks in flight; 8: no better than 4).
+/// (`DEVSEQ_TUNE` knobs `map_block`, `map_rounds`.)
 pub(crate) fn map() -> Shape {
     Shape {
         block: knob("map_block", 256),
-        rounds: knob("map_rounds", 4),
+        rounds: knob("map_rounds", 2),
     }
+}
+
+/// Whether a stored column (aligned for 16-byte vectors) is copied by the map kernel rather
+/// than the driver's device-to-device copy: no, they measure the same. On an H100, f32 at 2^16
+/// / 2^20 / 2^24 / 2^28, two alternations in each of runs 77 and 78: the kernel 0.0112,
+/// 0.0109, 0.0092, 0.0120 / 0.0107, 0.0111, 0.0094, 0.0129 / 0.0554, 0.0540, 0.0540, 0.0551 /
+/// 0.7239, 0.7216, 0.7205, 0.7212 ms; the driver 0.0092, 0.0124, 0.0116, 0.0104 / 0.0117,
+/// 0.0124, 0.0111, 0.0105 / 0.0552, 0.0563, 0.0533, 0.0538 / 0.7248, 0.7372, 0.7201, 0.7222.
+/// (`DEVSEQ_TUNE` knob `copy_kernel`, 0 or 1.)
+pub(crate) fn copy_by_kernel() -> bool {
+    knob("copy_kernel", 0) != 0
 }
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
@@ -249,26 +263,24 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// cub/device/dispatch/tuning/tuning_radix_sort.cuh); measured on an H200: keys alone, 24 a
 /// thread sorted 2^28 u32 keys in 5.61 ms against 5.87 with 16 and 6.71 with 12 (2026-11-21);
 /// with u32 values, once the ranked keys no longer waited in registers (2026-11-22, run 20),
-/// 24 took 8.05 ms against 8.65 with 16 and 9.80 with 12.
+/// 24 took 8.05 ms against 8.65 with 16 and 9.80 with 12; on an H100 (run 77) 20 a thread
+/// took 10.28 ms and 28 (one block a multiprocessor) 10.14 against 9.66 with 24. Eight-byte
+/// keys or values, on an H100 (2^28; runs 77 and 78): u64 keys alone 15.64 and 16.08 ms with
+/// 20 a thread and 2 blocks a multiprocessor, 15.84 with 24 (but 1.160 against 1.105 ms at
+/// 2^24), 16.26 with 16, 17.28 with 24 and one block, 18.02 with the 12 (3 blocks) first
+/// chosen; u64 keys with u32 values, one block a multiprocessor: 24.61 ms with 20 a thread
+/// (1.678 at 2^24), 24.17 with 24 (1.716), 25.78 with 16, 28.67 with 12, and 32.49 with the 8
+/// (two blocks) first chosen; 16 with two blocks 27.21. (`DEVSEQ_TUNE` knobs
+/// `sort_block`, `sort_items`, `sort_minb`, `sort_items_pairs`, `sort_minb_pairs`, and for
+/// 8-byte keys or values the same names ending in `8`.)
 pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
-    let items = match (widest <= 4, values) {
-        (true, _) => 24,
-        (false, false) => 12,
-        (false, true) => 8,
+    let (items, minb) = match (widest <= 4, values) {
+        (true, false) => (knob("sort_items", 24), knob("sort_minb", 3)),
+        (true, true) => (knob("sort_items_pairs", 24), knob("sort_minb_pairs", 2)),
+        (false, false) => (knob("sort_items8", 20), knob("sort_minb8", 2)),
+        (false, true) => (knob("sort_items_pairs8", 20), knob("sort_minb_pairs8", 1)),
     };
-    (
-        knob("sort_block", 384),
-        if values {
-            knob("sort_items_pairs", items)
-        } else {
-            knob("sort_items", items)
-        },
-        if values {
-            knob("sort_minb_pairs", 2)
-        } else {
-            knob("sort_minb", 3)
-        },
-    )
+    (knob("sort_block", 384), items, minb)
 }
 
 /// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an

@@ -1,0 +1,263 @@
+//! Compiles the kernel instances of every family with NVRTC for sm_90, without a GPU: every
+//! element type, operator and variant the launchers can ask for, each family listing its own,
+//! and lazy sources with every kind of leaf. Needs the NVRTC library, so it is ignored by
+//! default: `cargo test --lib -- --ignored kernels_compile`. With `DEVSEQ_DUMP_DIR` set, the
+//! images are written there (for cuobjdump); `DEVSEQ_COMPILE_ONLY` keeps the instances whose
+//! name expression contains that text (e.g. `ds_segscan<ds::Col<i32`); `DEVSEQ_PTXAS_INFO=1`
+//! prints ptxas' registers and spills of each, and fails on any spill.
+
+use super::key::KernelKey;
+use super::source::SourceKey;
+use super::*;
+use crate::expr::trace;
+use crate::item::Expr;
+use crate::source::Storage;
+use rayon::prelude::*;
+
+struct NoMemory;
+impl Storage for NoMemory {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn col(ty: ScalarType) -> Source {
+    Source::column(Column::new(ty, Arc::new(NoMemory), 10))
+}
+
+/// Lazy sources: one expression with every operator over two columns and a constant, the
+/// positions as each index type, a constant, a half-precision chain, min/max against a
+/// constant zero, and the benchmark's map.
+fn lazy() -> Vec<SourceKey> {
+    let mut v = Vec::new();
+    let t = trace(&[ScalarType::F32, ScalarType::I32], |a, id| {
+        let x = Expr::<f32>::from_node(id, a[0]);
+        let k = Expr::<i32>::from_node(id, a[1]);
+        let y = (x * 2.0 + 1.0)
+            .sqrt()
+            .exp()
+            .ln()
+            .sin()
+            .cos()
+            .tanh()
+            .floor()
+            .ceil();
+        let z = (y.round().abs().powf(x) - x / 3.0).min(x).max(-x);
+        let m = ((k % 7) & 3 | 1) ^ !k;
+        let s = (m << 3u32) >> Expr::constant(1u32);
+        let c = Expr::select(z.lt(1.0), s.cast::<f32>(), -z);
+        c.cast::<half::f16>()
+            .cast::<half::bf16>()
+            .cast::<f64>()
+            .cast::<u8>()
+            .cast::<i64>()
+    })
+    .unwrap();
+    let all = Source::map(&[&col(ScalarType::F32), &col(ScalarType::I32)], &t, 10);
+    v.push(SourceKey::assuming(&all, 2));
+    v.push(SourceKey::assuming(&all, 0));
+    for i in [ScalarType::U32, ScalarType::U64] {
+        v.push(SourceKey::assuming(&Source::sequence(i, 10), 4));
+        v.push(SourceKey::assuming(&Source::sequence(i, 10).slice(3, 5), 2));
+    }
+    v.push(SourceKey::assuming(
+        &Source::constant(ScalarType::F64, 0, 10),
+        2,
+    ));
+    let h = trace(&[ScalarType::F16], |a, id| {
+        Expr::<half::f16>::from_node(id, a[0]) * half::f16::from_f32(3.0)
+    })
+    .unwrap();
+    let once = Source::map(&[&col(ScalarType::F16)], &h, 10);
+    v.push(SourceKey::assuming(&Source::map(&[&once], &h, 10), 8));
+    // Bits of every kind of operand: read (f16, f32, i8), computed (f64, bf16).
+    let bits = trace(
+        &[ScalarType::F16, ScalarType::F32, ScalarType::I8],
+        |a, id| {
+            let h = Expr::<half::f16>::from_node(id, a[0]);
+            let x = Expr::<f32>::from_node(id, a[1]);
+            let k = Expr::<i8>::from_node(id, a[2]);
+            h.to_bits()
+                ^ x.to_bits()
+                ^ k.to_bits()
+                ^ (x.cast::<f64>() * 0.5).to_bits()
+                ^ (x * 2.0).cast::<half::bf16>().to_bits()
+        },
+    )
+    .unwrap();
+    v.push(SourceKey::assuming(
+        &Source::map(
+            &[
+                &col(ScalarType::F16),
+                &col(ScalarType::F32),
+                &col(ScalarType::I8),
+            ],
+            &bits,
+            10,
+        ),
+        2,
+    ));
+    let u = trace(&[ScalarType::U8], |a, id| {
+        Expr::<u8>::from_node(id, a[0]).cast::<f32>().cast::<u8>()
+    })
+    .unwrap();
+    v.push(SourceKey::assuming(
+        &Source::map(&[&col(ScalarType::U8)], &u, 10),
+        16,
+    ));
+    let z = trace(&[ScalarType::F32], |a, id| {
+        let x = Expr::<f32>::from_node(id, a[0]);
+        Expr::constant(0.0f32).min(x).sqrt() + Expr::constant(0.0f32).max(x)
+    })
+    .unwrap();
+    v.push(SourceKey::assuming(
+        &Source::map(&[&col(ScalarType::F32)], &z, 10),
+        4,
+    ));
+    let b = trace(&[ScalarType::F32], |a, id| {
+        Expr::<f32>::from_node(id, a[0]) * 2.0 + 1.0
+    })
+    .unwrap();
+    v.push(SourceKey::assuming(
+        &Source::map(&[&col(ScalarType::F32)], &b, 10),
+        4,
+    ));
+    // More constants than the argument words hold: they spill to device memory.
+    let long = trace(&[ScalarType::I64], |a, id| {
+        let mut y = Expr::<i64>::from_node(id, a[0]);
+        for k in 0..200i64 {
+            y = (y * 3 + k) % 1_000_003;
+        }
+        y
+    })
+    .unwrap();
+    let long = Source::map(&[&col(ScalarType::I64)], &long, 10);
+    assert!(SourceKey::assuming(&long, 2).spill);
+    v.push(SourceKey::assuming(&long, 2));
+    // Random leaves of every kind and type, whole and sliced, and one mapped.
+    use crate::random::Rand;
+    for (r, t) in [
+        (Rand::Bits, ScalarType::U32),
+        (Rand::Bits, ScalarType::U64),
+        (Rand::Uniform, ScalarType::F32),
+        (Rand::Uniform, ScalarType::F64),
+        (Rand::Uniform, ScalarType::F16),
+        (Rand::Uniform, ScalarType::BF16),
+        (Rand::Normal, ScalarType::F32),
+        (Rand::Normal, ScalarType::F64),
+        (Rand::Normal, ScalarType::F16),
+        (Rand::Normal, ScalarType::BF16),
+    ] {
+        let src = Source::random(r, t, 1, 100);
+        v.push(SourceKey::assuming(&src, tuning::vec(t.size())));
+        v.push(SourceKey::assuming(
+            &src.slice(3, 50),
+            tuning::vec(t.size()),
+        ));
+    }
+    let u = Source::random(Rand::Uniform, ScalarType::F32, 1, 100);
+    v.push(SourceKey::assuming(&Source::map(&[&u], &b, 100), 4));
+    v
+}
+
+fn instances() -> Vec<KernelKey> {
+    let lazy = lazy();
+    let positions: Vec<SourceKey> = lazy
+        .iter()
+        .filter(|s| matches!(s.ty, ScalarType::U32 | ScalarType::U64))
+        .cloned()
+        .collect();
+    let mut v = Vec::new();
+    v.extend(map::check::variants(&lazy));
+    v.extend(reduce::check::variants());
+    // argmax's words: 64-bit keys from a 32-bit column and the positions; and from bytes.
+    let word = trace(&[ScalarType::F32, ScalarType::U64], |a, id| {
+        let x = Expr::<f32>::from_node(id, a[0]);
+        let i = Expr::<u64>::from_node(id, a[1]);
+        (x.to_bits() << 32u32) | i
+    })
+    .unwrap();
+    let at = Source::sequence(ScalarType::U64, 10);
+    let bytes = trace(&[ScalarType::U8], |a, id| {
+        Expr::<u8>::from_node(id, a[0]).cast::<u32>()
+    })
+    .unwrap();
+    v.extend(reduce::check::lazy_variants(&[
+        Source::map(&[&col(ScalarType::F32), &at], &word, 10),
+        Source::map(&[&col(ScalarType::U8)], &bytes, 10),
+    ]));
+    v.extend(scan::check::variants());
+    // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
+    let heads = Source::head_flags(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
+    let flags = [
+        SourceKey::assuming(&heads, 4),
+        SourceKey::assuming(&heads.slice(3, 5), 4),
+        SourceKey::assuming(&heads, 0),
+    ];
+    v.extend(segment::check::variants(&flags));
+    v.extend(compact::check::variants(&positions, &flags));
+    v.extend(gather::check::variants());
+    v.extend(sort::check::variants(&positions));
+    v.extend(combine::check::variants());
+    v.extend(histogram::check::variants());
+    v.extend(assoc::check::variants());
+    v.extend(search::check::variants(&positions));
+    v.extend(merge::check::variants(&positions));
+    v
+}
+
+#[test]
+#[ignore = "needs the NVRTC library; run with --ignored"]
+fn kernels_compile() {
+    let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
+    let only = std::env::var("DEVSEQ_COMPILE_ONLY").unwrap_or_default();
+    let all: Vec<(KernelKey, String)> = instances()
+        .into_iter()
+        .map(|k| {
+            let name = jit::instance(&k).1;
+            (k, name)
+        })
+        .filter(|(_, name)| name.contains(&only))
+        .collect();
+    let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
+    let failures: Vec<String> = all
+        .par_iter()
+        .filter_map(|(key, name)| match jit::compile_for("sm_90", key, info) {
+            Ok((image, log)) => {
+                if info {
+                    let report: Vec<&str> = log
+                        .lines()
+                        .filter(|l| l.contains("registers") || l.contains("spill"))
+                        .collect();
+                    println!("{name}: {}", report.join(" | "));
+                    if log.lines().any(|l| {
+                        l.contains("bytes spill")
+                            && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                    }) {
+                        return Some(format!("{name}: spills:\n{log}"));
+                    }
+                }
+                if let Some(d) = &dump {
+                    let file: String = name
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    let _ = std::fs::create_dir_all(d);
+                    let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
+                }
+                None
+            }
+            Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
+            Err(e) => Some(format!("{name}: {e}")),
+        })
+        .collect();
+    println!(
+        "{} instances compiled, {} failed",
+        all.len(),
+        failures.len()
+    );
+    for f in failures.iter().take(5) {
+        println!("{f}");
+    }
+    assert!(failures.is_empty());
+}
