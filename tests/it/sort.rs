@@ -68,6 +68,60 @@ fn sorts<X: T>() {
 }
 for_types!(sort, sorts);
 
+/// Sizes past the point where the digit passes switch from small tiles (a few million keys
+/// and fewer) to large ones, and the small tiles' boundaries (12 keys a thread x 384), for
+/// 4- and 8-byte keys with and without values, stable.
+fn sorts_across_tile_sizes<X: T>() {
+    let mut r = Rng::new(&format!("tile sizes {}", std::any::type_name::<X>()));
+    let mut ns = vec![4607, 4608, 4609, 9215, 9217];
+    if !small() {
+        ns.extend([(1 << 22) + 1, 3_000_017]);
+    }
+    for n in ns {
+        // Few distinct keys: the stability of the values is visible.
+        let pool: Vec<X> = draw_vec(&mut r, 300, Gen::Any);
+        let keys: Vec<X> = (0..n).map(|_| pool[r.below(300) as usize]).collect();
+        let ks = upload(&keys);
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by(|&a, &b| total(&keys[a as usize], &keys[b as usize]));
+        let want: Vec<X> = order.iter().map(|&i| keys[i as usize]).collect();
+        assert_bits(
+            &ks.sort().unwrap().to_vec().unwrap(),
+            &want,
+            &format!("sort n={n}"),
+        );
+        let (k, v) = ks
+            .sort_pairs(&devseq::DeviceSeq::<u32>::sequence(&dev(), n).unwrap())
+            .unwrap();
+        assert_bits(
+            &k.to_vec().unwrap(),
+            &want,
+            &format!("sort_pairs keys n={n}"),
+        );
+        assert_eq!(v.to_vec().unwrap(), order, "sort_pairs values n={n}");
+        let mut desc = want.clone();
+        desc.reverse();
+        assert_bits(
+            &ks.sort_descending().unwrap().to_vec().unwrap(),
+            &desc,
+            &format!("sort_descending n={n}"),
+        );
+    }
+}
+
+#[test]
+fn tile_sizes_u32() {
+    sorts_across_tile_sizes::<u32>()
+}
+#[test]
+fn tile_sizes_f64() {
+    sorts_across_tile_sizes::<f64>()
+}
+#[test]
+fn tile_sizes_i64() {
+    sorts_across_tile_sizes::<i64>()
+}
+
 /// Values of every width travel with their keys.
 #[test]
 fn sort_pairs_value_types() {

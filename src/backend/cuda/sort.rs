@@ -76,9 +76,16 @@ const MAX_PASSES: usize = 8;
 /// sizeof(ds::SortPlan), rounded up.
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
-fn pass_key(key: ScalarType, value: Option<ScalarType>, desc: bool) -> SortPassKey {
+/// The digit passes' instance for `n` keys (`n` picks the tile size, `tuning::sort_for`).
+fn pass_key(
+    key: ScalarType,
+    value: Option<ScalarType>,
+    desc: bool,
+    n: usize,
+    arch: &tuning::Arch,
+) -> SortPassKey {
     let widest = key.size().max(value.map_or(1, |v| v.size()));
-    let (block, items, minb) = tuning::sort(widest, value.is_some());
+    let (block, items, minb) = tuning::sort_for(widest, value.is_some(), n, arch);
     SortPassKey {
         values: value.is_some(),
         desc,
@@ -199,7 +206,7 @@ fn sort_unchecked(
     let vsize = vty.map_or(0, |v| v.size());
     let lo = bits.start.min(bits.end);
     let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
-    let pk = pass_key(kty, vty, desc);
+    let pk = pass_key(kty, vty, desc, n, &gpu.arch);
     let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
     let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
     // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
@@ -279,8 +286,15 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds.
+    /// The instances a compile check builds: both tile sizes of the passes (a few keys and
+    /// many, on an H100's count of multiprocessors).
     pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
+        let arch = tuning::Arch {
+            major: 9,
+            minor: 0,
+            sms: 132,
+            l2_bytes: 50 << 20,
+        };
         let mut v = Vec::new();
         for t in ScalarType::ALL {
             for desc in [false, true] {
@@ -295,25 +309,27 @@ pub(crate) mod check {
                         sources: vec![SourceKey::plain(t, avec)],
                     });
                 }
-                let k = SourceKey::plain(t, 1);
-                v.push(KernelKey {
-                    functor: None,
-                    family: pass_key(t, None, desc).into(),
-                    sources: vec![k.clone(), k.clone()],
-                });
-                for u in ScalarType::ALL {
+                for n in [0, 1 << 30] {
+                    let k = SourceKey::plain(t, 1);
                     v.push(KernelKey {
                         functor: None,
-                        family: pass_key(t, Some(u), desc).into(),
-                        sources: vec![k.clone(), SourceKey::plain(u, 1)],
+                        family: pass_key(t, None, desc, n, &arch).into(),
+                        sources: vec![k.clone(), k.clone()],
                     });
-                }
-                for p in lazy_positions {
-                    v.push(KernelKey {
-                        functor: None,
-                        family: pass_key(t, Some(p.ty), desc).into(),
-                        sources: vec![k.clone(), p.clone()],
-                    });
+                    for u in ScalarType::ALL {
+                        v.push(KernelKey {
+                            functor: None,
+                            family: pass_key(t, Some(u), desc, n, &arch).into(),
+                            sources: vec![k.clone(), SourceKey::plain(u, 1)],
+                        });
+                    }
+                    for p in lazy_positions {
+                        v.push(KernelKey {
+                            functor: None,
+                            family: pass_key(t, Some(p.ty), desc, n, &arch).into(),
+                            sources: vec![k.clone(), p.clone()],
+                        });
+                    }
                 }
             }
         }

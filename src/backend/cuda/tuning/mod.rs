@@ -273,6 +273,16 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// (two blocks) first chosen; 16 with two blocks 27.21. (`DEVSEQ_TUNE` knobs
 /// `sort_block`, `sort_items`, `sort_minb`, `sort_items_pairs`, `sort_minb_pairs`, and for
 /// 8-byte keys or values the same names ending in `8`.)
+///
+/// Those large tiles leave most multiprocessors idle below a few million keys, where each
+/// pass is one short wave: there 12 keys a thread. On an H100 (run 83, two
+/// alternations, ms at 2^16 / 2^20): sort_u32 0.049-0.051 / 0.071 against 0.063 / 0.077
+/// with 24 (16: 0.052-0.058 / 0.072-0.075); sort_pairs_u32 0.053-0.055 / 0.083 against
+/// 0.066-0.071 / 0.087-0.091; sort_u64 0.086-0.088 / 0.134-0.139 against 0.098-0.102 /
+/// 0.152-0.154 with 20 (8 a thread: 0.086 / 0.151-0.156); sort_pairs_u64_u32 0.095-0.100 /
+/// 0.164-0.169 against 0.118-0.120 / 0.205-0.209 (8: 0.089-0.091 / 0.185-0.190). At 2^24
+/// the large tiles win (sort_u32 0.386-0.389 against 0.443 with 12).
+/// (`DEVSEQ_TUNE` knob `sort_items_small`.)
 pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
     let (items, minb) = match (widest <= 4, values) {
         (true, false) => (knob("sort_items", 24), knob("sort_minb", 3)),
@@ -281,6 +291,19 @@ pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
         (false, true) => (knob("sort_items_pairs8", 20), knob("sort_minb_pairs8", 1)),
     };
     (knob("sort_block", 384), items, minb)
+}
+
+/// The digit passes' shape for `n` keys on `arch`: `sort`'s, or where its tiles would not
+/// give every multiprocessor two, 12 keys a thread (2 blocks a multiprocessor with 8-byte keys
+/// or values, as `sort` has for them at most; 4-byte keys keep theirs).
+pub(crate) fn sort_for(widest: usize, values: bool, n: usize, arch: &Arch) -> (u32, u32, u32) {
+    let (block, items, minb) = sort(widest, values);
+    let tiles = (n as u64).div_ceil(u64::from(block * items));
+    if tiles >= 2 * u64::from(arch.sms) {
+        return (block, items, minb);
+    }
+    let small = knob("sort_items_small", 12).min(items);
+    (block, small, if widest <= 4 { minb } else { 2 })
 }
 
 /// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an
