@@ -274,6 +274,11 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// `sort_block`, `sort_items`, `sort_minb`, `sort_items_pairs`, `sort_minb_pairs`, and for
 /// 8-byte keys or values the same names ending in `8`.)
 ///
+/// Keys alone: 23 a thread, as CUB (odd: the threads' strides through shared memory meet no
+/// bank conflicts), on an H100 (runs 87-88, each in its own process, two alternations):
+/// sort_u32 5.05-5.06 ms at 2^28 and 0.381-0.388 at 2^24 against 5.12-5.13 and 0.403-0.405
+/// with 24 (20: 5.21; 2 blocks a multiprocessor: 5.42-5.44).
+///
 /// Those large tiles leave most multiprocessors idle below a few million keys, where each
 /// pass is one short wave: there 12 keys a thread. On an H100 (run 83, two
 /// alternations, ms at 2^16 / 2^20): sort_u32 0.049-0.051 / 0.071 against 0.063 / 0.077
@@ -285,7 +290,7 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// (`DEVSEQ_TUNE` knob `sort_items_small`.)
 pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
     let (items, minb) = match (widest <= 4, values) {
-        (true, false) => (knob("sort_items", 24), knob("sort_minb", 3)),
+        (true, false) => (knob("sort_items", 23), knob("sort_minb", 3)),
         (true, true) => (knob("sort_items_pairs", 24), knob("sort_minb_pairs", 2)),
         (false, false) => (knob("sort_items8", 20), knob("sort_minb8", 2)),
         (false, true) => (knob("sort_items_pairs8", 20), knob("sort_minb_pairs8", 1)),
