@@ -105,6 +105,15 @@ pub fn gen_for(op: Op) -> Gen {
     }
 }
 
+/// The sort oracle: the positions of `keys` in stable ascending `total_cmp` order, and the
+/// keys in that order.
+pub fn stable_order<X: T>(keys: &[X]) -> (Vec<u32>, Vec<X>) {
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_by(|&a, &b| keys[a as usize].total(&keys[b as usize]));
+    let sorted = order.iter().map(|&i| keys[i as usize]).collect();
+    (order, sorted)
+}
+
 /// Per-type test support: drawing values, comparing results, and the oracle's arithmetic.
 pub trait T: Element + std::fmt::Debug {
     /// The oracle's accumulator (the type itself for integers, f64 for floats).

@@ -972,9 +972,7 @@ fn sorts<X: T>() {
             }
             let what = format!("{} n={n}", k.name);
             let (m, vals) = materialize(k, &what);
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by(|&i, &j| vals[i].total(&vals[j])); // stable
-            let sorted: Vec<X> = order.iter().map(|&i| vals[i]).collect();
+            let (order, sorted) = stable_order(&vals);
 
             let w = format!("sort {what}");
             vs(m.sort(), &sorted, &format!("{w}: copy"));
@@ -988,7 +986,7 @@ fn sorts<X: T>() {
                 false,
             );
             let (pm, _) = materialize(&pv, &what);
-            let want_v: Vec<u32> = order.iter().map(|&i| i as u32 + 1).collect();
+            let want_v: Vec<u32> = order.iter().map(|&i| i + 1).collect();
             for (keys, values, how) in [
                 (&k.seq, &pv.seq, "lazy, lazy"),
                 (&k.seq, &pm, "lazy, copy"),
@@ -1005,7 +1003,7 @@ fn sorts<X: T>() {
             // Values: another lazy kind of X.
             let other = &ks[(ki + 1) % ks.len()];
             let (om, ov) = materialize(other, &what);
-            let want_o: Vec<X> = order.iter().map(|&i| ov[i]).collect();
+            let want_o: Vec<X> = order.iter().map(|&i| ov[i as usize]).collect();
             for (keys, values, how) in [(&k.seq, &other.seq, "lazy, lazy"), (&m, &om, "copy, copy")]
             {
                 let w = format!("sort_pairs {what} with {}: {how}", other.name);
@@ -1016,18 +1014,17 @@ fn sorts<X: T>() {
                 vs(Ok(sv), &want_o, &format!("{w}: values"));
             }
 
-            let w32: Vec<u32> = order.iter().map(|&i| i as u32).collect();
             vs(
                 k.seq.argsort::<u32>(),
-                &w32,
+                &order,
                 &format!("argsort u32 {what}: lazy"),
             );
             vs(
                 m.argsort::<u32>(),
-                &w32,
+                &order,
                 &format!("argsort u32 {what}: copy"),
             );
-            let w64: Vec<u64> = order.iter().map(|&i| i as u64).collect();
+            let w64: Vec<u64> = order.iter().map(|&i| u64::from(i)).collect();
             vs(
                 k.seq.argsort::<u64>(),
                 &w64,
@@ -1137,12 +1134,9 @@ fn battery<X: T>(k: &Lazy<X>, r: &mut Rng) {
         }
     }
 
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&i, &j| vals[i].total(&vals[j]));
-    let sorted: Vec<X> = order.iter().map(|&i| vals[i]).collect();
+    let (w32, sorted) = stable_order(&vals);
     vs(k.seq.sort(), &sorted, &format!("sort of {what}: lazy"));
     vs(m.sort(), &sorted, &format!("sort of {what}: copy"));
-    let w32: Vec<u32> = order.iter().map(|&i| i as u32).collect();
     vs(k.seq.argsort::<u32>(), &w32, &format!("argsort of {what}"));
 
     let (lo, hi) = (X::from_acc_f(-100.0), X::from_acc_f(3000.0));

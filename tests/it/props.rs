@@ -480,9 +480,7 @@ fn check_case<X: T>(c: &Case, op: Op) {
     );
 
     // Sorting: keys with the specials, stable pairs, argsort.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by(|&a, &b| sp[a as usize].total(&sp[b as usize]));
-    let sorted: Vec<X> = order.iter().map(|&i| sp[i as usize]).collect();
+    let (order, sorted) = stable_order(&sp);
     assert_bits(
         &ss.sort().unwrap().to_vec().unwrap(),
         &sorted,

@@ -29,8 +29,7 @@ fn sorts<X: T>() {
     for &n in sizes() {
         for (what, keys) in distributions::<X>(&mut r, n) {
             let ks = upload(&keys);
-            let mut want = keys.clone();
-            want.sort_by(total);
+            let (want_v, want) = stable_order(&keys);
             assert_bits(
                 &ks.sort().unwrap().to_vec().unwrap(),
                 &want,
@@ -38,15 +37,12 @@ fn sorts<X: T>() {
             );
             // Stable pairs: values are the positions.
             let vals: Vec<u32> = (0..n as u32).collect();
-            let mut pairs: Vec<(X, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
-            pairs.sort_by(|a, b| total(&a.0, &b.0));
             let (k, v) = ks.sort_pairs(&upload(&vals)).unwrap();
             assert_bits(
                 &k.to_vec().unwrap(),
                 &want,
                 &format!("sort_pairs keys {what} n={n}"),
             );
-            let want_v: Vec<u32> = pairs.iter().map(|p| p.1).collect();
             assert_eq!(
                 v.to_vec().unwrap(),
                 want_v,
@@ -82,9 +78,7 @@ fn sorts_across_tile_sizes<X: T>() {
         let pool: Vec<X> = draw_vec(&mut r, 300, Gen::Any);
         let keys: Vec<X> = (0..n).map(|_| pool[r.below(300) as usize]).collect();
         let ks = upload(&keys);
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by(|&a, &b| total(&keys[a as usize], &keys[b as usize]));
-        let want: Vec<X> = order.iter().map(|&i| keys[i as usize]).collect();
+        let (order, want) = stable_order(&keys);
         assert_bits(
             &ks.sort().unwrap().to_vec().unwrap(),
             &want,
