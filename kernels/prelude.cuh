@@ -79,12 +79,14 @@ template <class C> DS_DEV u64 to_bits(C x) {
 }
 
 // ---- f16 / bf16 conversions (round to nearest-even) ---------------------------------------
-// NaNs convert as the host's `half` crate converts them (and x86's F16C): the sign and the top
-// mantissa bits kept, the quiet bit set; the hardware's cvt would give its one canonical NaN.
+// Widening is exact, NaNs included: sign and payload kept, a signaling NaN stays signaling
+// (the hardware's cvt would give its one canonical NaN), so that `to_bits` of a loaded element
+// gives its stored bits. Narrowing a NaN keeps the sign and the top mantissa bits and sets the
+// quiet bit, as the host's `half` crate (and x86's F16C) does.
 DS_DEV f32 f16_to_f32(f16 h) {
   const u32 b = h.bits;
   if ((b & 0x7c00u) == 0x7c00u && (b & 0x3ffu) != 0)
-    return f32_from_bits(((b & 0x8000u) << 16) | 0x7fc00000u | ((b & 0x3ffu) << 13));
+    return f32_from_bits(((b & 0x8000u) << 16) | 0x7f800000u | ((b & 0x3ffu) << 13));
   f32 r;
   asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(h.bits));
   return r;
@@ -133,6 +135,20 @@ template <class T> DS_DEV compute_t<T> to_c(T x) { return num<T>::load(x); }
 template <class T> DS_DEV T from_c(compute_t<T> x) { return num<T>::store(x); }
 DS_DEV f32 round_f16(f32 x) { return f16_to_f32(f32_to_f16(x)); }
 DS_DEV f32 round_bf16(f32 x) { return bf16_to_f32(f32_to_bf16(x)); }
+// The stored bits that `to_bits` reports for a compute value of an f16 (bf16) element: a NaN
+// whose payload fits in the narrow type keeps it, quiet bit included (the exact inverse of the
+// widening of a loaded NaN); any other value as the store rounds it.
+DS_DEV u64 f16_bits(f32 x) {
+  const u32 b = f32_bits(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u && (b & 0x7fe000u) != 0)
+    return ((b >> 16) & 0x8000u) | 0x7c00u | ((b & 0x7fffffu) >> 13);
+  return f32_to_f16(x).bits;
+}
+DS_DEV u64 bf16_bits(f32 x) {
+  const u32 b = f32_bits(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u && (b & 0x7f0000u) != 0) return b >> 16;
+  return f32_to_bf16(x).bits;
+}
 
 // The one NaN that a computed float value becomes (what Rust's f32::NAN and f64::NAN are), so
 // that a value's bits do not depend on how the compiler arranged the arithmetic that made it

@@ -116,12 +116,35 @@ impl ScalarType {
         }
     }
 
-    /// The compute bits of the element whose stored bits are `bits` (f16 and bf16 widened to
-    /// f32 exactly).
+    /// The stored bits that `to_bits` reports for a compute value: as `stored_from_compute`,
+    /// except that an f16 or bf16 NaN whose payload fits keeps it, quiet bit included (the
+    /// inverse of `compute_from_stored` on NaNs; `ds::f16_bits` on the GPU).
+    pub fn bits_from_compute(self, bits: u64) -> u64 {
+        let b = bits as u32;
+        let nan = b & 0x7fff_ffff > 0x7f80_0000;
+        match self {
+            ScalarType::F16 if nan && b & 0x7f_e000 != 0 => {
+                (((b >> 16) & 0x8000) | 0x7c00 | ((b & 0x7f_ffff) >> 13)) as u64
+            }
+            ScalarType::BF16 if nan && b & 0x7f_0000 != 0 => (b >> 16) as u64,
+            t => t.stored_from_compute(bits),
+        }
+    }
+
+    /// The compute bits of the element whose stored bits are `bits`: f16 and bf16 widened to
+    /// f32 exactly, NaNs included (sign and payload kept, a signaling NaN left signaling, where
+    /// `half`'s `to_f32` would make it quiet; `ds::f16_to_f32` on the GPU).
     pub fn compute_from_stored(self, bits: u64) -> u64 {
         match self {
-            ScalarType::F16 => f16::from_bits(bits as u16).to_f32().to_bits() as u64,
-            ScalarType::BF16 => bf16::from_bits(bits as u16).to_f32().to_bits() as u64,
+            ScalarType::F16 => {
+                let h = bits as u32 & 0xffff;
+                if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+                    (((h & 0x8000) << 16) | 0x7f80_0000 | ((h & 0x3ff) << 13)) as u64
+                } else {
+                    f16::from_bits(h as u16).to_f32().to_bits() as u64
+                }
+            }
+            ScalarType::BF16 => (bits & 0xffff) << 16,
             _ => bits,
         }
     }

@@ -193,23 +193,22 @@ impl Combiner {
         }
     }
 
-    /// The closure `(x, flag) -> flag != 0 ? init ⊕ x : x` over an item and a `u8` flag
-    /// (`init` as compute bits): each segment's first item combined with `init`.
-    pub fn head_transform(&self, init: &[u64]) -> Traced {
+    /// The closure `(x, flag) -> flag != 0 ? l ⊕ x : x` over an item and a `u8` flag: each
+    /// segment's first item combined with a left operand `l`, which is `init` (compute bits)
+    /// where given, else a second item read after the flag (`(x, flag, l)`). Its results have
+    /// the compute types (f32 for f16/bf16 components), so that a scan reading them rounds
+    /// `l ⊕ x0 ⊕ x1 …` once, where it stores, and not `l ⊕ x0` first.
+    pub fn head_transform(&self, init: Option<&[u64]>) -> Traced {
         let k = self.types.len();
         let mut b = Builder::default();
-        let xs: Vec<u32> = (0..k)
-            .map(|j| {
-                b.add(Node {
-                    ty: self.types[j],
-                    kind: Kind::Arg(j as u8),
-                })
+        let arg = |b: &mut Builder, ty: ScalarType, j: usize| {
+            b.add(Node {
+                ty,
+                kind: Kind::Arg(j as u8),
             })
-            .collect();
-        let flag = b.add(Node {
-            ty: ScalarType::U8,
-            kind: Kind::Arg(k as u8),
-        });
+        };
+        let xs: Vec<u32> = (0..k).map(|j| arg(&mut b, self.types[j], j)).collect();
+        let flag = arg(&mut b, ScalarType::U8, k);
         let mut params = Vec::new();
         let mut param = |b: &mut Builder, ty: ScalarType, bits: u64| {
             params.push(bits);
@@ -218,10 +217,13 @@ impl Combiner {
                 kind: Kind::Param(params.len() as u32 - 1),
             })
         };
-        let inits: Vec<u32> = (0..k)
-            .map(|j| param(&mut b, self.types[j], init[j]))
+        let lefts: Vec<u32> = (0..k)
+            .map(|j| match init {
+                Some(init) => param(&mut b, self.types[j], init[j]),
+                None => arg(&mut b, self.types[j], k + 1 + j),
+            })
             .collect();
-        let map = self.copy_into(&mut b, &inits, &xs, |b, n| match n.kind {
+        let map = self.copy_into(&mut b, &lefts, &xs, |b, n| match n.kind {
             Kind::Param(p) => param(b, n.ty, self.params[p as usize]),
             _ => b.add(*n),
         });
@@ -232,10 +234,19 @@ impl Combiner {
         });
         let outs = (0..k)
             .map(|j| {
-                b.add(Node {
-                    ty: self.types[j],
+                let ty = self.types[j];
+                let v = b.add(Node {
+                    ty,
                     kind: Kind::Select(head, map[self.outs[j] as usize], xs[j]),
-                })
+                });
+                if ty.compute() == ty {
+                    v
+                } else {
+                    b.add(Node {
+                        ty: ty.compute(),
+                        kind: Kind::Cast(v),
+                    })
+                }
             })
             .collect();
         Traced {

@@ -85,8 +85,8 @@ pub(crate) fn print_nodes(
                     format!("ds::canon({})", v(a))
                 };
                 match o.ty {
-                    ScalarType::F16 => format!("(u64)ds::f32_to_f16({x}).bits"),
-                    ScalarType::BF16 => format!("(u64)ds::f32_to_bf16({x}).bits"),
+                    ScalarType::F16 => format!("ds::f16_bits({x})"),
+                    ScalarType::BF16 => format!("ds::bf16_bits({x})"),
                     t => format!("ds::to_bits<{}>({x})", ctype(t)),
                 }
             }

@@ -41,8 +41,9 @@ impl Val {
     /// A stored element of type `ty` (bits) as a compute value.
     pub fn load(ty: ScalarType, bits: u64) -> Val {
         match ty {
-            ScalarType::F16 => Val::F32(f16::from_bits(bits as u16).to_f32()),
-            ScalarType::BF16 => Val::F32(bf16::from_bits(bits as u16).to_f32()),
+            ScalarType::F16 | ScalarType::BF16 => {
+                Val::F32(f32::from_bits(ty.compute_from_stored(bits) as u32))
+            }
             t => Val::from_compute_bits(t, bits),
         }
     }
@@ -287,7 +288,7 @@ pub(crate) fn eval(
                 } else {
                     canonical(v(a))
                 };
-                Val::U64(o.ty.stored_from_compute(x.bits()))
+                Val::U64(o.ty.bits_from_compute(x.bits()))
             }
         };
     }

@@ -10,6 +10,7 @@ use super::search::ordered;
 use super::{DeviceSeq, length};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
+use crate::expr::Traced;
 use crate::expr::combine::Combiner;
 use crate::item::{Element, Expr, Index, Item};
 use crate::op::{Op, check_op};
@@ -293,17 +294,15 @@ impl<T: Item> DeviceSeq<T> {
         // then the exclusive prefix of a non-head is `init f` its segment's items before it.
         // Element 0 is a head whatever its flag.
         let flags = &forced_heads(flags)?;
-        let t = c.head_transform(&init);
-        let inputs = self.with_flags(flags);
-        let refs: Vec<&Source> = inputs.iter().collect();
-        let mut srcs: Vec<Source> = (0..T::TYPES.len())
-            .map(|k| Source::map_out(&refs, &t, k, self.len()))
-            .collect();
-        srcs.push(flags.source().clone());
+        let t = c.head_transform(Some(&init));
         let mut init = init;
         init.push(1);
-        let cols = b.scan_with(&srcs, &c.segmented(), &ScanMode::SegmentedExclusive(init))?;
-        Ok(Self::stored_columns(self.device(), cols))
+        self.head_scan(
+            &self.with_flags(flags),
+            &t,
+            &c,
+            &ScanMode::SegmentedExclusive(init),
+        )
     }
 
     /// One item per segment, in order: the `f`-combination of each segment's items.
@@ -342,9 +341,14 @@ impl<T: Item> DeviceSeq<T> {
             let col = b.segmented_reduce(&self.sources()[0], flags.source(), op, None)?;
             return Ok(Self::stored_columns(self.device(), vec![col]));
         }
-        let incl = self.segmented_inclusive_scan_with(flags, &f)?;
-        // The heads' positions (element 0 always one), and each segment's last position: the
-        // next head's minus one, or the last element's.
+        self.segmented_inclusive_scan_with(flags, &f)?
+            .segment_lasts(flags)
+    }
+
+    /// The last item of each segment (a nonzero flag starts one; element 0 always does).
+    fn segment_lasts(&self, flags: &DeviceSeq<u8>) -> Result<Self> {
+        // The heads' positions, and each segment's last position: the next head's minus one,
+        // or the last element's.
         let dev = self.device();
         let n = self.len() as u64;
         let heads = forced_heads(flags)?.nonzero_indices::<u64>()?;
@@ -354,15 +358,41 @@ impl<T: Item> DeviceSeq<T> {
         let ends = next.zip_map(&DeviceSeq::<u64>::sequence(dev, heads.len())?, |h, j| {
             Expr::select(j.eq(m - 1), n - 1, h - 1)
         })?;
-        incl.gather(&ends)
+        self.gather(&ends)
+    }
+
+    /// The segmented inclusive scan by `c` of the items whose segments' first items are
+    /// combined with a left operand first by `head` (`Combiner::head_transform`), read from
+    /// `inputs` (the items' components, the flags, then any of `head`'s own).
+    fn head_scan(
+        &self,
+        inputs: &[Source],
+        head: &Traced,
+        c: &Combiner,
+        mode: &ScanMode,
+    ) -> Result<Self> {
+        let refs: Vec<&Source> = inputs.iter().collect();
+        let mut srcs: Vec<Source> = (0..T::TYPES.len())
+            .map(|k| Source::map_out(&refs, head, k, self.len()))
+            .collect();
+        srcs.push(inputs[T::TYPES.len()].clone());
+        let cols = self
+            .device()
+            .backend()
+            .scan_with(&srcs, &c.segmented(), mode)?;
+        Ok(Self::stored_columns(self.device(), cols))
     }
 
     /// `base` with the items sent to each slot combined into it: `out[j] = f(base[j], v1 f v2
     /// f …)` over the items `self[i]` with `indices[i] == j`, in ascending order of `i`;
     /// slots that receive nothing keep `base[j]`.
     ///
-    /// Deterministic, floats included (a stable sort of the indices, a segmented reduction of
-    /// each run, no atomics).
+    /// Deterministic, floats included (a stable sort of the indices, a segmented scan of each
+    /// run whose first value is combined with its base item, no atomics); f16/bf16 results are
+    /// rounded once.
+    ///
+    /// Cost: a sort of (index, position) pairs, gathers of the values and of the base by the
+    /// sorted indices, the segmented scan, the runs' last items, and a scatter.
     ///
     /// # Errors
     ///
@@ -413,11 +443,18 @@ impl<T: Item> DeviceSeq<T> {
                 });
             }
         }
+        // The values in slot order (stable: each slot's in input order), each slot's first
+        // combined with the slot's base item on its left, unrounded, as the segmented scan
+        // reads it; each segment's last item is `base f x0 f x1 …`, rounded once.
         let order = DeviceSeq::<u64>::sequence(self.device(), self.len())?;
         let (sorted, perm) = indices.sort_pairs(&order)?;
-        let (slots, combined) = sorted.reduce_by_key_with(&self.gather(&perm)?, &f)?;
-        let merged = base.gather(&slots)?.zip_map(&combined, &f)?;
-        merged.scatter(&slots, base)
+        let heads = sorted.head_flags()?;
+        let mut inputs = self.gather(&perm)?.with_flags(&heads);
+        inputs.extend_from_slice(base.gather(&sorted)?.sources());
+        let t = c.head_transform(None);
+        self.head_scan(&inputs, &t, &c, &ScanMode::Inclusive)?
+            .segment_lasts(&heads)?
+            .scatter(&sorted.compact(&heads)?, base)
     }
 }
 

@@ -4,7 +4,8 @@
 //! indices or values of the wrong length for the `_with` methods. Each is a typed `Err` with the
 //! inputs intact afterwards, or the result API.md documents; never a panic. Also: `lower_bound`
 //! / `upper_bound` past `u32::MAX` and over non-finite values, and f16/bf16 results rounded once
-//! on every path (the `#[ignore = "defect: …"]` tests are the paths that round twice).
+//! on every path (the traced segmented exclusive scan and scatter-combine included, whose
+//! combined heads once were rounded before the rest was combined).
 //!
 //! The oracles are plain sequential loops written here. Where API.md leaves the order of
 //! combination free, the float values are halves (every sum at these lengths exact in any
@@ -2075,12 +2076,10 @@ fn traced_segmented_exclusive_scan_with_rounds_once_f64() {
     traced_segmented_exclusive::<f64>()
 }
 #[test]
-#[ignore = "defect: f16 traced segmented_exclusive_scan_with rounds `init f x0` to f16 before combining the rest (1028, want 1027)"]
 fn traced_segmented_exclusive_scan_with_rounds_once_f16() {
     traced_segmented_exclusive::<devseq::f16>()
 }
 #[test]
-#[ignore = "defect: bf16 traced segmented_exclusive_scan_with rounds `init f x0` to bf16 before combining the rest (164, want 163)"]
 fn traced_segmented_exclusive_scan_with_rounds_once_bf16() {
     traced_segmented_exclusive::<devseq::bf16>()
 }
@@ -2110,12 +2109,10 @@ fn traced_scatter_combine_with_rounds_once_f64() {
     traced_scatter_combine::<f64>()
 }
 #[test]
-#[ignore = "defect: f16 traced scatter_combine_with rounds each slot's combination to f16 before combining it with the base (1028, want 1027)"]
 fn traced_scatter_combine_with_rounds_once_f16() {
     traced_scatter_combine::<devseq::f16>()
 }
 #[test]
-#[ignore = "defect: bf16 traced scatter_combine_with rounds each slot's combination to bf16 before combining it with the base (164, want 163)"]
 fn traced_scatter_combine_with_rounds_once_bf16() {
     traced_scatter_combine::<devseq::bf16>()
 }

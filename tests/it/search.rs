@@ -971,12 +971,10 @@ fn to_bits_signaling_nan_f64() {
     to_bits_signaling::<f64>()
 }
 #[test]
-#[ignore = "defect: a signaling f16/bf16 NaN read from memory is quieted on the way through f32 (to_bits, top_k order)"]
 fn to_bits_signaling_nan_f16() {
     to_bits_signaling::<f16>()
 }
 #[test]
-#[ignore = "defect: a signaling f16/bf16 NaN read from memory is quieted on the way through f32 (to_bits, top_k order)"]
 fn to_bits_signaling_nan_bf16() {
     to_bits_signaling::<bf16>()
 }
@@ -1072,14 +1070,12 @@ fn top_k_signaling<X: S>(bits: [u64; 4]) {
 }
 
 #[test]
-#[ignore = "defect: a signaling f16/bf16 NaN read from memory is quieted on the way through f32 (to_bits, top_k order)"]
 fn top_k_signaling_nan_f16() {
     // +qNaN, the largest +sNaN (total order just below +qNaN), -qNaN, the smallest-magnitude
     // -sNaN.
     top_k_signaling::<f16>([0x7e00, 0x7dff, 0xfe00, 0xfc01])
 }
 #[test]
-#[ignore = "defect: a signaling f16/bf16 NaN read from memory is quieted on the way through f32 (to_bits, top_k order)"]
 fn top_k_signaling_nan_bf16() {
     top_k_signaling::<bf16>([0x7fc0, 0x7fbf, 0xffc0, 0xff81])
 }
