@@ -134,7 +134,9 @@ impl Device {
     ///
     /// # Errors
     ///
-    /// `Error::Cuda` where queued work failed.
+    /// `Error::Cuda` where queued work failed; `Error::IndexOutOfBounds` where a `gather` or
+    /// `scatter` whose result is still alive and was not used yet had a bad index (the
+    /// result keeps reporting it).
     pub fn synchronize(&self) -> Result<()> {
         self.backend.synchronize()
     }

@@ -1,4 +1,4 @@
-//! `gather` and `scatter`, bounds-checked.
+//! `gather` and `scatter`, bounds-checked without waiting for the device.
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
@@ -7,16 +7,19 @@ use crate::item::{Index, Item};
 impl<T: Item> DeviceSeq<T> {
     /// `out[i] = self[indices[i]]`; `out.len() == indices.len()`.
     ///
-    /// Bounds-checked at (nearly) no cost: the kernel notes a bad index in a device word that
-    /// is checked when the call completes (so the call waits for the gather).
+    /// Bounds-checked at (nearly) no cost, and without a round trip: on a GPU the call queues
+    /// the kernel and returns; the kernel notes a bad index in a word that the host reads when
+    /// the result is first used (a primitive reads it, `to_vec`, `copy`, ...) or at
+    /// `dev.synchronize()`. A result with a bad index is never seen: every use of it is the
+    /// error, and the inputs are intact. A result dropped unused reports nothing.
     ///
     /// Cost: one read of the indices, one random read per index, one write of the output.
     ///
     /// # Errors
     ///
     /// `Error::IndexOutOfBounds { index, len }` for the index at the lowest position that is
-    /// not below `self.len()` (no partial result); `Error::DeviceMismatch`;
-    /// `Error::OutOfMemory`; `Error::Cuda`.
+    /// not below `self.len()`, from this call or (on a GPU) from the first use of the result;
+    /// `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
     ///
     /// # Examples
     ///
@@ -27,7 +30,9 @@ impl<T: Item> DeviceSeq<T> {
     /// let idx = DeviceSeq::from_slice(&dev, &[2u32, 0, 2])?;
     /// assert_eq!(xs.gather(&idx)?.to_vec()?, [3.5, 1.5, 3.5]);
     /// let bad = DeviceSeq::from_slice(&dev, &[0u64, 3])?;
-    /// assert!(matches!(xs.gather(&bad), Err(Error::IndexOutOfBounds { index: 3, len: 3 })));
+    /// // The error comes from the gather (host) or from the first use of its result (GPU).
+    /// let got = xs.gather(&bad).and_then(|ys| ys.to_vec());
+    /// assert!(matches!(got, Err(Error::IndexOutOfBounds { index: 3, len: 3 })));
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn gather<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
@@ -50,7 +55,8 @@ impl<T: Item> DeviceSeq<T> {
     /// # Errors
     ///
     /// `Error::LengthMismatch` where `indices` and `self` differ in length;
-    /// `Error::IndexOutOfBounds` (no partial result); `Error::DeviceMismatch`;
+    /// `Error::IndexOutOfBounds`, from this call or from the first use of the result, as for
+    /// [`gather`](Self::gather) (`base` intact); `Error::DeviceMismatch`;
     /// `Error::OutOfMemory`; `Error::Cuda`.
     ///
     /// # Examples

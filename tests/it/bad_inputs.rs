@@ -1411,7 +1411,9 @@ for_floats!(nonfinite_search, searching);
 
 /// gather, scatter, scatter_combine and scatter_combine_with (built-in and traced) with indices
 /// past the target: `IndexOutOfBounds` (gather/scatter: the one at the lowest position), u64
-/// indices past 2^32 not truncated, nothing changed.
+/// indices past 2^32 not truncated, nothing changed. The error may come from the call or from
+/// the first use of its result (a GPU gather or scatter does not wait for its kernel), so each
+/// result is read.
 #[test]
 fn out_of_range_indices() {
     let d = dev();
@@ -1422,51 +1424,67 @@ fn out_of_range_indices() {
     let big32 = 1u64 << 32;
     // gather (4 elements).
     oob(
-        xs.gather(&upload(&[0u32, 4, 1, 9])).map(|_| ()),
+        xs.gather(&upload(&[0u32, 4, 1, 9]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         4,
         4,
         "gather u32 == len",
     );
     oob(
-        xs.gather(&upload(&[3u32, u32::MAX])).map(|_| ()),
+        xs.gather(&upload(&[3u32, u32::MAX]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         u32::MAX as u64,
         4,
         "gather u32::MAX",
     );
     oob(
-        xs.gather(&upload(&[2u64, u64::MAX, 5])).map(|_| ()),
+        xs.gather(&upload(&[2u64, u64::MAX, 5]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         u64::MAX,
         4,
         "gather u64::MAX",
     );
     oob(
-        xs.gather(&upload(&[big32 + 1])).map(|_| ()),
+        xs.gather(&upload(&[big32 + 1]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         big32 + 1,
         4,
         "gather u64 2^32 + 1 (not truncated to 1)",
     );
     oob(
         xs.gather(&DeviceSeq::<u32>::sequence(&d, 6).unwrap())
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         4,
         4,
         "gather by a lazy sequence",
     );
     oob(
         xs.gather(&DeviceSeq::<u64>::filled(&d, 1 << 40, 3).unwrap())
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         1 << 40,
         4,
         "gather by a lazy fill",
     );
     oob(
-        xs.slice(0..0).gather(&upload(&[0u32])).map(|_| ()),
+        xs.slice(0..0)
+            .gather(&upload(&[0u32]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         0,
         0,
         "gather from an empty sequence",
     );
     oob(
-        xs.slice(1..3).gather(&upload(&[1u32, 2])).map(|_| ()),
+        xs.slice(1..3)
+            .gather(&upload(&[1u32, 2]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         2,
         2,
         "gather from a view",
@@ -1475,7 +1493,8 @@ fn out_of_range_indices() {
         xs.map(|x| x * 2.0)
             .unwrap()
             .gather(&upload(&[5u32]))
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         5,
         4,
         "gather from a lazy map",
@@ -1490,28 +1509,35 @@ fn out_of_range_indices() {
     );
     let pairs = DeviceSeq::zip(&xs, &xs.map(|x| x * 2.0).unwrap()).unwrap();
     oob(
-        pairs.gather(&upload(&[1u32, 7])).map(|_| ()),
+        pairs
+            .gather(&upload(&[1u32, 7]))
+            .and_then(|y| y.to_vec())
+            .map(drop),
         7,
         4,
         "gather of pairs",
     );
     // scatter (4 values into 3 slots).
     oob(
-        xs.scatter(&upload(&[0u32, 3, 2, 5]), &base).map(|_| ()),
+        xs.scatter(&upload(&[0u32, 3, 2, 5]), &base)
+            .and_then(|y| y.to_vec())
+            .map(drop),
         3,
         3,
         "scatter",
     );
     oob(
         xs.scatter(&upload(&[0u64, 1, big32 + 2, 2]), &base)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         big32 + 2,
         3,
         "scatter u64 2^32 + 2 (not truncated to 2)",
     );
     oob(
         xs.scatter(&DeviceSeq::<u32>::sequence(&d, 4).unwrap(), &base)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         3,
         3,
         "scatter by a lazy sequence",
@@ -1519,7 +1545,8 @@ fn out_of_range_indices() {
     oob(
         pairs
             .scatter(&upload(&[0u32, 1, 2, 3]), &pairs.slice(..3))
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         3,
         3,
         "scatter of pairs",
@@ -1528,21 +1555,24 @@ fn out_of_range_indices() {
     for op in [Op::Add, Op::Min, Op::Max] {
         oob_any(
             xs.scatter_combine(&upload(&[0u32, 3, 2, 7]), &base, op)
-                .map(|_| ()),
+                .and_then(|y| y.to_vec())
+                .map(drop),
             &[3, 7],
             3,
             &format!("scatter_combine {op:?}"),
         );
         oob_any(
             xs.scatter_combine(&upload(&[0u64, big32 + 2, 2, 1]), &base, op)
-                .map(|_| ()),
+                .and_then(|y| y.to_vec())
+                .map(drop),
             &[big32 + 2],
             3,
             &format!("scatter_combine {op:?} u64 2^32 + 2 (not truncated)"),
         );
         oob_any(
             xs.scatter_combine(&upload(&[u32::MAX; 4]), &base, op)
-                .map(|_| ()),
+                .and_then(|y| y.to_vec())
+                .map(drop),
             &[u32::MAX as u64],
             3,
             &format!("scatter_combine {op:?} u32::MAX"),
@@ -1550,21 +1580,24 @@ fn out_of_range_indices() {
     }
     oob_any(
         xs.scatter_combine(&upload(&[0u32; 4]), &xs.slice(0..0), Op::Add)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[0],
         0,
         "scatter_combine into an empty base",
     );
     oob_any(
         xs.scatter_combine_with(&upload(&[0u32, 3, 2, 7]), &base, |a, b| a + b)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[3, 7],
         3,
         "scatter_combine_with a + b",
     );
     oob_any(
         xs.scatter_combine_with(&upload(&[1u64, 0, 2, big32]), &base, |a, b| a.max(b))
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[big32],
         3,
         "scatter_combine_with max, u64 2^32 (not truncated)",
@@ -1574,7 +1607,8 @@ fn out_of_range_indices() {
     oob_any(
         pairs
             .scatter_combine_with(&upload(&[0u32, 3, 2, 7]), &pairs.slice(..3), f)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[3, 7],
         3,
         "scatter_combine_with traced pairs",
@@ -1582,7 +1616,8 @@ fn out_of_range_indices() {
     oob_any(
         pairs
             .scatter_combine_with(&upload(&[2u64, 1, 0, big32 + 1]), &pairs.slice(..3), f)
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[big32 + 1],
         3,
         "scatter_combine_with traced pairs, u64 2^32 + 1 (not truncated)",
@@ -1594,7 +1629,8 @@ fn out_of_range_indices() {
                 &pairs.slice(..2),
                 f,
             )
-            .map(|_| ()),
+            .and_then(|y| y.to_vec())
+            .map(drop),
         &[2, 3],
         2,
         "scatter_combine_with traced pairs, lazy indices",

@@ -86,14 +86,15 @@ fn out_of_range_indices() {
                 idx[n - 1] = u32::MAX;
             }
             let is = upload(&idx);
-            match s.gather(&is) {
+            // The error comes from the call or from the first use of its result.
+            match s.gather(&is).and_then(|y| y.to_vec()) {
                 Err(Error::IndexOutOfBounds { index, len }) => {
                     assert_eq!((index, len), ((n + 5) as u64, n), "gather n={n} pos={pos}")
                 }
                 other => panic!("gather n={n} pos={pos}: {other:?}"),
             }
             let base = upload(&vec![0f32; n]);
-            match s.scatter(&is, &base) {
+            match s.scatter(&is, &base).and_then(|y| y.to_vec()) {
                 Err(Error::IndexOutOfBounds { index, len }) => {
                     assert_eq!((index, len), ((n + 5) as u64, n), "scatter n={n} pos={pos}")
                 }
@@ -110,7 +111,7 @@ fn out_of_range_indices() {
 fn gather_from_an_empty_sequence_fails_for_any_index() {
     let s = upload::<u8>(&[]);
     assert!(matches!(
-        s.gather(&upload(&[0u32])),
+        s.gather(&upload(&[0u32])).and_then(|y| y.to_vec()),
         Err(Error::IndexOutOfBounds { index: 0, len: 0 })
     ));
     assert_eq!(s.gather(&upload::<u32>(&[])).unwrap().len(), 0);
@@ -181,7 +182,7 @@ where
     let ix: Vec<I> = idx.iter().map(|&i| I::try_from(i).unwrap()).collect();
     let dix = upload(&ix);
     let vals = upload(&vec![X::from_index(1); len]);
-    match vals.scatter(&dix, &db) {
+    match vals.scatter(&dix, &db).and_then(|y| y.to_vec()) {
         Err(Error::IndexOutOfBounds { index, len: l }) => {
             assert_eq!((index, l), (len as u64 + 5, len), "scatter {what}")
         }
@@ -189,4 +190,100 @@ where
     }
     assert_bits(&db.to_vec().unwrap(), &base, "base intact");
     assert_eq!(dix.to_vec().unwrap(), ix, "indices intact");
+}
+
+/// `Err(IndexOutOfBounds { index: 7, len: 3 })`.
+fn is_oob<R: std::fmt::Debug>(r: devseq::Result<R>, what: &str) {
+    assert!(
+        matches!(r, Err(Error::IndexOutOfBounds { index: 7, len: 3 })),
+        "{what}: want IndexOutOfBounds {{ index: 7, len: 3 }}, got {r:?}"
+    );
+}
+
+/// A bad index's error reaches every use of the result, however late: a GPU gather or scatter
+/// does not wait for its kernel, so the error may come from the call or from the first use, and
+/// then from every later one; `dev.synchronize()` reports a live result not used yet; the
+/// inputs stay intact.
+#[test]
+fn bounds_errors_reach_every_use() {
+    let d = dev();
+    let xs = upload(&[1.0f32, 2.0, 3.0]);
+    let bad = upload(&[0u32, 7, 1]);
+    let base = upload(&[0.5f32, 0.5, 0.5]);
+    for (what, r) in [
+        ("gather", xs.gather(&bad)),
+        ("scatter", xs.scatter(&bad, &base)),
+    ] {
+        let Ok(ys) = r else {
+            is_oob(r, what);
+            continue;
+        };
+        is_oob(ys.to_vec(), &format!("{what}: to_vec"));
+        is_oob(ys.to_vec(), &format!("{what}: to_vec again"));
+        is_oob(ys.reduce(devseq::Op::Add), &format!("{what}: reduce"));
+        is_oob(
+            ys.map(|y| y + 1.0).and_then(|z| z.to_vec()),
+            &format!("{what}: a map of it"),
+        );
+        is_oob(ys.copy(), &format!("{what}: copy"));
+        is_oob(ys.sort().and_then(|z| z.to_vec()), &format!("{what}: sort"));
+        is_oob(
+            xs.gather(&ys.cast::<u32>().unwrap())
+                .and_then(|z| z.to_vec()),
+            &format!("{what}: its cast as indices"),
+        );
+        d.synchronize().unwrap();
+    }
+    // Not used before the synchronization: it reports the error, the result keeps it.
+    if let Ok(ys) = xs.gather(&bad) {
+        is_oob(d.synchronize(), "synchronize");
+        d.synchronize().unwrap();
+        is_oob(ys.to_vec(), "to_vec after synchronize");
+    }
+    assert_eq!(xs.to_vec().unwrap(), [1.0, 2.0, 3.0]);
+    assert_eq!(bad.to_vec().unwrap(), [0, 7, 1]);
+    assert_eq!(base.to_vec().unwrap(), [0.5, 0.5, 0.5]);
+}
+
+/// Many results with and without bad indices, some kept, most dropped unused (more than the
+/// 512 mailboxes a pool chunk holds, so that dropped ones are cleaned and lent again): every
+/// kept one gives its own answer, and the calls after them are not disturbed.
+#[test]
+fn bounds_checks_left_unread() {
+    let d = dev();
+    let xs = upload(&[1.0f32, 2.0, 3.0]);
+    let bad = upload(&[0u32, 7, 1]);
+    let good = upload(&[2u32, 0, 1]);
+    let base = upload(&[0.5f32, 0.5, 0.5]);
+    let mut kept = Vec::new();
+    for k in 0..1300 {
+        let (g, s) = if k % 3 == 0 {
+            (xs.gather(&bad), xs.scatter(&bad, &base))
+        } else {
+            (xs.gather(&good), xs.scatter(&good, &base))
+        };
+        if k % 50 < 2 {
+            kept.push((k % 3 == 0, g, s));
+        }
+    }
+    for (bad_one, g, s) in kept {
+        let (g, s) = (g.and_then(|y| y.to_vec()), s.and_then(|y| y.to_vec()));
+        if bad_one {
+            is_oob(g, "kept gather");
+            is_oob(s, "kept scatter");
+        } else {
+            assert_eq!(g.unwrap(), [3.0, 1.0, 2.0]);
+            assert_eq!(s.unwrap(), [2.0, 3.0, 1.0]);
+        }
+    }
+    d.synchronize().unwrap();
+    for _ in 0..600 {
+        let _ = xs.gather(&bad);
+    }
+    assert_eq!(xs.gather(&good).unwrap().to_vec().unwrap(), [3.0, 1.0, 2.0]);
+    assert_eq!(
+        xs.scatter(&good, &base).unwrap().to_vec().unwrap(),
+        [2.0, 3.0, 1.0]
+    );
+    d.synchronize().unwrap();
 }

@@ -1533,7 +1533,8 @@ fn out_of_range_lazy_indices() {
         for (name, idx, bad) in cases {
             let what = format!("{name} n={n}");
             let idx32 = idx.cast::<u32>().unwrap();
-            let oob = |r: devseq::Result<DeviceSeq<f32>>, op: &str| match r {
+            let oob = |r: devseq::Result<DeviceSeq<f32>>, op: &str| match r.and_then(|y| y.to_vec())
+            {
                 Err(Error::IndexOutOfBounds { index, len }) => {
                     assert_eq!((index, len), (bad, n), "{op} {what}")
                 }

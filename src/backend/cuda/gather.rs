@@ -1,5 +1,8 @@
 //! `gather` and `scatter` on the GPU (`kernels/gather.cu`), bounds-checked: the kernels note
-//! the lowest position of an index outside the target, checked when the call completes.
+//! the lowest position of an index outside the target in a mailbox, which the host reads when
+//! the result is first used (a kernel reads it, it is copied to the host) or at
+//! `dev.synchronize()`, not before the call returns: a gather or scatter queues its kernels
+//! and returns at once, and a result with a bad index gives `IndexOutOfBounds` to every use.
 //!
 //! A scatter whose target is larger than the L2 cache and whose indices are far apart (a
 //! permutation, a transpose) first partitions the (index, value) pairs by the top 8 bits of
@@ -11,12 +14,13 @@ use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
 use super::map::materialize;
-use super::mem::{Buffer, Held, Mailbox, Ptr};
+use super::mem::{Buffer, Mailbox, Pending, Ptr};
 use super::sort::{index_error, sort_by_index};
 use super::tuning;
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
+use std::sync::{Arc, OnceLock, Weak};
 
 kernel_params!(
     /// `ds_gather`'s parameters: a bad index's position goes to `err` (atomicMax of its
@@ -96,11 +100,55 @@ fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64
     }
 }
 
-/// Waits for the kernel and turns a position noted in `err` into `IndexOutOfBounds`.
-fn check_error(gpu: &Gpu, err: Held<'_>, idx: &Source, len: usize) -> Result<()> {
-    match gpu.take_error(err)? {
-        None => Ok(()),
-        Some(pos) => Err(index_error(gpu, idx, pos, len)?),
+/// The bounds check of a gather or scatter, read when its result is first used: a position
+/// noted in `m` becomes `IndexOutOfBounds` for the index there (`idx` is kept for it).
+struct BoundsCheck {
+    gpu: Weak<Gpu>,
+    m: Mailbox,
+    idx: Source,
+    len: usize,
+    verdict: OnceLock<Result<()>>,
+}
+
+impl BoundsCheck {
+    /// `out`, valid once the check of the kernel just queued with mailbox `m` passes.
+    fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Result<Buffer> {
+        let c = BoundsCheck {
+            gpu: gpu.me.clone(),
+            m,
+            idx: idx.clone(),
+            len,
+            verdict: OnceLock::new(),
+        };
+        out.pending(gpu, Arc::new(c))
+    }
+}
+
+impl Pending for BoundsCheck {
+    fn resolve(&self) -> Result<()> {
+        self.verdict
+            .get_or_init(|| {
+                let gpu = self
+                    .gpu
+                    .upgrade()
+                    .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
+                match gpu.take_error(self.m)? {
+                    None => Ok(()),
+                    Some(pos) => Err(index_error(&gpu, &self.idx, pos, self.len)?),
+                }
+            })
+            .clone()
+    }
+}
+
+impl Drop for BoundsCheck {
+    fn drop(&mut self) {
+        // Never read: a kernel may still write the mailbox.
+        if self.verdict.get().is_none()
+            && let Some(gpu) = self.gpu.upgrade()
+        {
+            let _ = gpu.retire(self.m);
+        }
     }
 }
 
@@ -133,8 +181,7 @@ pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
             flag: err.slot,
         },
     )?;
-    check_error(gpu, err, idx, src.len)?;
-    Ok(out)
+    BoundsCheck::guard(gpu, out, err.keep()?, idx, src.len)
 }
 
 /// Queues the scatter of `vals` to `idx` into `out` (of `len` elements); with `err`, bad
@@ -186,8 +233,7 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
     }
     let err = gpu.mailbox()?;
     scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
-    check_error(gpu, err, idx, len)?;
-    Ok(out)
+    BoundsCheck::guard(gpu, out, err.keep()?, idx, len)
 }
 
 /// Whether partitioning the writes pays: the target exceeds L2, the writes cover a good part

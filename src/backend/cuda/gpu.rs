@@ -7,12 +7,12 @@
 //! is recorded or waited for at each launch.
 
 use super::jit::Jit;
-use super::mem::{Mailboxes, MemStats, Raw};
+use super::mem::{Mailboxes, MemStats, Pending, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaStream, DriverError, sys};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// `Error::Cuda` naming the call, the driver's error name and its description.
 pub(crate) fn driver_error(e: DriverError, call: &str) -> Error {
@@ -92,6 +92,10 @@ pub(crate) struct Gpu {
     /// Page-locked host memory for small read-backs that no kernel leaves in a mailbox (a bad
     /// index's value, a sort's error word, single elements).
     pub staging: Mutex<Raw>,
+    /// This GPU, for what outlives a call and must reach it later (pending checks).
+    pub me: Weak<Gpu>,
+    /// Checks not read yet of buffers that may still be alive (`dev.synchronize()` reads them).
+    pending: Mutex<Vec<Weak<dyn Pending>>>,
 }
 
 impl Gpu {
@@ -132,10 +136,13 @@ impl Gpu {
         super::mem::keep_pool_memory(&ctx)?;
         let jit = Jit::for_device(&ctx, arch)?;
         let mem = Arc::new(MemStats::default());
-        Ok(Arc::new(Gpu {
-            passes: StreamState::new(&stream)?,
+        let (passes, staging) = (StreamState::new(&stream)?, Raw::pinned(&ctx, 4096)?);
+        Ok(Arc::new_cyclic(|me| Gpu {
+            passes,
             mail: Mailboxes::default(),
-            staging: Mutex::new(Raw::pinned(&ctx, 4096)?),
+            staging: Mutex::new(staging),
+            me: me.clone(),
+            pending: Mutex::new(Vec::new()),
             ctx,
             stream,
             name,
@@ -143,6 +150,38 @@ impl Gpu {
             jit,
             mem,
         }))
+    }
+
+    fn pending(&self) -> Result<std::sync::MutexGuard<'_, Vec<Weak<dyn Pending>>>> {
+        self.pending
+            .lock()
+            .map_err(|_| Error::Internal("pending checks lock poisoned".into()))
+    }
+
+    /// Notes a buffer's pending check, for `settle`.
+    pub fn register(&self, c: &Arc<dyn Pending>) -> Result<()> {
+        let mut p = self.pending()?;
+        if p.len() >= 64 {
+            p.retain(|w| w.strong_count() > 0);
+        }
+        p.push(Arc::downgrade(c));
+        Ok(())
+    }
+
+    /// Waits for the stream, then reads every pending check of a live buffer: the first error
+    /// among them (each buffer keeps its own for its later reads).
+    pub fn settle(&self) -> Result<()> {
+        self.synchronize()?;
+        let p = std::mem::take(&mut *self.pending()?);
+        let mut first = Ok(());
+        for c in p.iter().filter_map(Weak::upgrade) {
+            if let Err(e) = c.resolve()
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
     }
 
     /// Waits for all work queued on this stream.

@@ -117,6 +117,18 @@ pub(crate) struct Buffer {
     ptr: Ptr,
     bytes: usize,
     mem: Arc<MemStats>,
+    /// A check of the kernel that wrote the buffer, not read yet (a gather's bounds check):
+    /// whatever reads the buffer first (`column_ptr`, `Gpu::read`) waits for it and gets its
+    /// error, as does every later read.
+    check: Option<Arc<dyn Pending>>,
+}
+
+/// A verdict on a buffer's contents that a kernel leaves on the device and the host reads
+/// later, at the first use of the buffer or at `dev.synchronize()` (`Gpu::settle`), so that
+/// the call that queued the kernel returns without waiting for it.
+pub(crate) trait Pending: Send + Sync {
+    /// Waits for the verdict where it is not known yet; the same answer every time.
+    fn resolve(&self) -> Result<()>;
 }
 
 impl Buffer {
@@ -145,6 +157,23 @@ impl Buffer {
             ptr,
             bytes,
             mem: gpu.mem.clone(),
+            check: None,
+        }
+    }
+
+    /// This buffer, its contents valid only if `check` resolves to `Ok` (registered with
+    /// `gpu`, so that `dev.synchronize()` reads it too).
+    pub fn pending(mut self, gpu: &Gpu, check: Arc<dyn Pending>) -> Result<Buffer> {
+        gpu.register(&check)?;
+        self.check = Some(check);
+        Ok(self)
+    }
+
+    /// `Ok` unless the kernel that wrote the buffer found an error (waits for its check).
+    pub fn verify(&self) -> Result<()> {
+        match &self.check {
+            None => Ok(()),
+            Some(c) => c.resolve(),
         }
     }
 
@@ -232,9 +261,12 @@ impl Storage for Buffer {
     }
 }
 
-/// The device address of a column's first element.
+/// The device address of a column's first element, for a kernel or copy that reads it: the
+/// buffer's pending check, if any, is read first, and its error returned.
 pub(crate) fn column_ptr(c: &Column) -> Result<Ptr> {
-    Ok(c.storage::<Buffer>()?.ptr().add(c.off * c.ty.size()))
+    let b = c.storage::<Buffer>()?;
+    b.verify()?;
+    Ok(b.ptr().add(c.off * c.ty.size()))
 }
 
 /// Memory the `Gpu` keeps for itself (look-back words, counters, page-locked staging), not
@@ -332,6 +364,7 @@ impl Gpu {
             return Ok(());
         }
         let buf = src.storage::<Buffer>()?;
+        buf.verify()?;
         let start = src.off * src.ty.size();
         if start + out.len() > buf.bytes {
             return Err(Error::Internal("a read past a buffer's end".into()));
@@ -453,6 +486,9 @@ pub(crate) struct Mailboxes {
 struct MailState {
     free: Vec<Mailbox>,
     chunks: Vec<(Raw, Raw)>,
+    /// Given back unread (a dropped pending check): a kernel may still write them, so they
+    /// are cleaned after the stream next drains, when the free ones run out.
+    dirty: Vec<Mailbox>,
 }
 
 const BOXES: usize = 512;
@@ -470,6 +506,12 @@ impl Held<'_> {
             return Err(Error::Internal("a mailbox taken twice".into()));
         }
         Ok(self.m)
+    }
+
+    /// The mailbox, no longer given back when this is dropped: its keeper reads it with
+    /// `take_error` or hands it to `retire`.
+    pub fn keep(mut self) -> Result<Mailbox> {
+        self.take()
     }
 }
 
@@ -510,6 +552,9 @@ impl Gpu {
     /// One dropped untaken (an error between its launch and its reading) is zeroed again once
     /// the stream drains and goes back to the pool.
     pub fn mailbox(&self) -> Result<Held<'_>> {
+        if self.mail()?.free.is_empty() {
+            self.recycle()?;
+        }
         let mut st = self.mail()?;
         if st.free.is_empty() {
             let words = Raw::zeroed(&self.stream, BOXES * 8)?;
@@ -538,6 +583,11 @@ impl Gpu {
     /// Waits for the stream, reads `m`'s host slot and zeroes it.
     fn read_slot(&self, m: Mailbox) -> Result<u64> {
         self.synchronize()?;
+        self.read_drained_slot(m)
+    }
+
+    /// Reads `m`'s host slot and zeroes it, once the stream has drained.
+    fn read_drained_slot(&self, m: Mailbox) -> Result<u64> {
         let mut st = self.mail()?;
         let host = st
             .chunks
@@ -560,10 +610,34 @@ impl Gpu {
         Ok(())
     }
 
+    /// A mailbox lent out by `mailbox` (`Held::keep`) back unread: it goes back to the pool
+    /// once the stream has drained after its last kernel.
+    pub fn retire(&self, m: Mailbox) -> Result<()> {
+        self.mail()?.dirty.push(m);
+        Ok(())
+    }
+
+    /// Waits for the stream and cleans the retired mailboxes: an error noted in one (its slot
+    /// set) is zeroed, in both words; then they are free again.
+    fn recycle(&self) -> Result<()> {
+        let dirty = std::mem::take(&mut self.mail()?.dirty);
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        self.synchronize()?;
+        for m in dirty {
+            if self.read_drained_slot(m)? != 0 {
+                self.zero_word(m)?;
+            }
+            self.give_back(m)?;
+        }
+        Ok(())
+    }
+
     /// Waits for the stream and returns the position noted in `m`'s word, if any (the kernel
-    /// also set the host slot); the mailbox is zeroed again and goes back to the pool.
-    pub fn take_error(&self, mut h: Held<'_>) -> Result<Option<u64>> {
-        let m = h.take()?;
+    /// also set the host slot); the mailbox (kept out of its `Held` by `Held::keep`) is zeroed
+    /// again and goes back to the pool.
+    pub fn take_error(&self, m: Mailbox) -> Result<Option<u64>> {
         let pos = if self.read_slot(m)? == 0 {
             None
         } else {
