@@ -134,9 +134,8 @@ impl Device {
     ///
     /// # Errors
     ///
-    /// `Error::Cuda` where queued work failed; `Error::IndexOutOfBounds` where a `gather` or
-    /// `scatter` whose result is still alive and was not used yet had a bad index (the
-    /// result keeps reporting it).
+    /// `Error::Cuda` where queued work failed. (A `gather` or `scatter` with a bad index
+    /// reports it to the uses of its result, not here.)
     pub fn synchronize(&self) -> Result<()> {
         self.backend.synchronize()
     }

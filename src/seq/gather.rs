@@ -9,9 +9,10 @@ impl<T: Item> DeviceSeq<T> {
     ///
     /// Bounds-checked at (nearly) no cost, and without a round trip: on a GPU the call queues
     /// the kernel and returns; the kernel notes a bad index in a word that the host reads when
-    /// the result is first used (a primitive reads it, `to_vec`, `copy`, ...) or at
-    /// `dev.synchronize()`. A result with a bad index is never seen: every use of it is the
-    /// error, and the inputs are intact. A result dropped unused reports nothing.
+    /// the result is first used (a primitive reads it, `to_vec`, `copy`, ...). A result with a
+    /// bad index is never seen: every use of it is the error, and the inputs are intact. A
+    /// result dropped unused reports nothing, and `dev.synchronize()` does not report it (it
+    /// belongs to the result, not to the device, which threads may share).
     ///
     /// Cost: one read of the indices, one random read per index, one write of the output.
     ///

@@ -1,8 +1,9 @@
 //! `gather` and `scatter` on the GPU (`kernels/gather.cu`), bounds-checked: the kernels note
 //! the lowest position of an index outside the target in a mailbox, which the host reads when
-//! the result is first used (a kernel reads it, it is copied to the host) or at
-//! `dev.synchronize()`, not before the call returns: a gather or scatter queues its kernels
-//! and returns at once, and a result with a bad index gives `IndexOutOfBounds` to every use.
+//! the result is first used (a kernel reads it, it is copied to the host), not before the call
+//! returns: a gather or scatter queues its kernels and returns at once, and a result with a
+//! bad index gives `IndexOutOfBounds` to every use. (`dev.synchronize()` does not read the
+//! checks: on a device that threads share, it would report another thread's bad index.)
 //!
 //! A scatter whose target is larger than the L2 cache and whose indices are far apart (a
 //! permutation, a transpose) first partitions the (index, value) pairs by the top 8 bits of
@@ -120,7 +121,7 @@ impl BoundsCheck {
             len,
             verdict: OnceLock::new(),
         };
-        out.pending(gpu, Arc::new(c))
+        Ok(out.pending(Arc::new(c)))
     }
 }
 

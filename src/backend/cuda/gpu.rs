@@ -7,7 +7,7 @@
 //! is recorded or waited for at each launch.
 
 use super::jit::Jit;
-use super::mem::{Mailboxes, MemStats, Pending, Raw};
+use super::mem::{Mailboxes, MemStats, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
 use crate::error::{Error, Result};
@@ -94,8 +94,6 @@ pub(crate) struct Gpu {
     pub staging: Mutex<Raw>,
     /// This GPU, for what outlives a call and must reach it later (pending checks).
     pub me: Weak<Gpu>,
-    /// Checks not read yet of buffers that may still be alive (`dev.synchronize()` reads them).
-    pending: Mutex<Vec<Weak<dyn Pending>>>,
 }
 
 impl Gpu {
@@ -142,7 +140,6 @@ impl Gpu {
             mail: Mailboxes::default(),
             staging: Mutex::new(staging),
             me: me.clone(),
-            pending: Mutex::new(Vec::new()),
             ctx,
             stream,
             name,
@@ -150,38 +147,6 @@ impl Gpu {
             jit,
             mem,
         }))
-    }
-
-    fn pending(&self) -> Result<std::sync::MutexGuard<'_, Vec<Weak<dyn Pending>>>> {
-        self.pending
-            .lock()
-            .map_err(|_| Error::Internal("pending checks lock poisoned".into()))
-    }
-
-    /// Notes a buffer's pending check, for `settle`.
-    pub fn register(&self, c: &Arc<dyn Pending>) -> Result<()> {
-        let mut p = self.pending()?;
-        if p.len() >= 64 {
-            p.retain(|w| w.strong_count() > 0);
-        }
-        p.push(Arc::downgrade(c));
-        Ok(())
-    }
-
-    /// Waits for the stream, then reads every pending check of a live buffer: the first error
-    /// among them (each buffer keeps its own for its later reads).
-    pub fn settle(&self) -> Result<()> {
-        self.synchronize()?;
-        let p = std::mem::take(&mut *self.pending()?);
-        let mut first = Ok(());
-        for c in p.iter().filter_map(Weak::upgrade) {
-            if let Err(e) = c.resolve()
-                && first.is_ok()
-            {
-                first = Err(e);
-            }
-        }
-        first
     }
 
     /// Waits for all work queued on this stream.

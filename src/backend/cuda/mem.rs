@@ -124,8 +124,8 @@ pub(crate) struct Buffer {
 }
 
 /// A verdict on a buffer's contents that a kernel leaves on the device and the host reads
-/// later, at the first use of the buffer or at `dev.synchronize()` (`Gpu::settle`), so that
-/// the call that queued the kernel returns without waiting for it.
+/// later, at the first use of the buffer, so that the call that queued the kernel returns
+/// without waiting for it.
 pub(crate) trait Pending: Send + Sync {
     /// Waits for the verdict where it is not known yet; the same answer every time.
     fn resolve(&self) -> Result<()>;
@@ -161,12 +161,10 @@ impl Buffer {
         }
     }
 
-    /// This buffer, its contents valid only if `check` resolves to `Ok` (registered with
-    /// `gpu`, so that `dev.synchronize()` reads it too).
-    pub fn pending(mut self, gpu: &Gpu, check: Arc<dyn Pending>) -> Result<Buffer> {
-        gpu.register(&check)?;
+    /// This buffer, its contents valid only if `check` resolves to `Ok`.
+    pub fn pending(mut self, check: Arc<dyn Pending>) -> Buffer {
         self.check = Some(check);
-        Ok(self)
+        self
     }
 
     /// `Ok` unless the kernel that wrote the buffer found an error (waits for its check).

@@ -74,7 +74,7 @@ impl Backend for CudaBackend {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.gpu.settle()
+        self.gpu.synchronize()
     }
 
     fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
