@@ -179,6 +179,42 @@ fn fused_scan_and_gather_store_only_their_output() {
     });
 }
 
+/// A gather's or scatter's result holds its indices (for the bounds check's error) only until
+/// its first use: after it, dropping the indices gives their memory back.
+#[test]
+fn results_let_go_of_their_indices_once_used() {
+    let _alone = alone();
+    let d = dev();
+    let xs = DeviceSeq::filled(&d, 1.5f32, 1000).unwrap().copy().unwrap();
+    let n = 4 * MIB;
+    for scatter in [false, true] {
+        let idx = DeviceSeq::<u64>::sequence(&d, n)
+            .unwrap()
+            .map(|i| i % 1000u64)
+            .unwrap()
+            .copy()
+            .unwrap();
+        let vals = DeviceSeq::filled(&d, 2.5f32, n).unwrap();
+        let ys = if scatter {
+            vals.scatter(&idx, &xs).unwrap()
+        } else {
+            xs.gather(&idx).unwrap()
+        };
+        assert!(ys.to_vec().unwrap().iter().all(|&y| y == 1.5 || y == 2.5));
+        d.synchronize().unwrap();
+        let with = d.memory_in_use();
+        drop(idx);
+        d.synchronize().unwrap();
+        let without = d.memory_in_use();
+        assert!(
+            with - without >= n * 8,
+            "scatter {scatter}: dropping the used result's indices gave back {} bytes, want {}",
+            with - without,
+            n * 8
+        );
+    }
+}
+
 #[test]
 fn reductions_of_random_sequences_store_nothing() {
     let _alone = alone();

@@ -21,7 +21,7 @@ use super::tuning;
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 kernel_params!(
     /// `ds_gather`'s parameters: a bad index's position goes to `err` (atomicMax of its
@@ -102,11 +102,13 @@ fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64
 }
 
 /// The bounds check of a gather or scatter, read when its result is first used: a position
-/// noted in `m` becomes `IndexOutOfBounds` for the index there (`idx` is kept for it).
+/// noted in `m` becomes `IndexOutOfBounds` for the index there. The indices are kept alive for
+/// that until the check is read (then let go, so that a result does not hold its indices'
+/// memory for its whole life).
 struct BoundsCheck {
     gpu: Weak<Gpu>,
     m: Mailbox,
-    idx: Source,
+    idx: Mutex<Option<Source>>,
     len: usize,
     verdict: OnceLock<Result<()>>,
 }
@@ -117,7 +119,7 @@ impl BoundsCheck {
         let c = BoundsCheck {
             gpu: gpu.me.clone(),
             m,
-            idx: idx.clone(),
+            idx: Mutex::new(Some(idx.clone())),
             len,
             verdict: OnceLock::new(),
         };
@@ -133,9 +135,15 @@ impl Pending for BoundsCheck {
                     .gpu
                     .upgrade()
                     .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
+                let idx = self
+                    .idx
+                    .lock()
+                    .map_err(|_| Error::Internal("bounds check lock poisoned".into()))?
+                    .take()
+                    .ok_or_else(|| Error::Internal("a bounds check read twice".into()))?;
                 match gpu.take_error(self.m)? {
                     None => Ok(()),
-                    Some(pos) => Err(index_error(&gpu, &self.idx, pos, self.len)?),
+                    Some(pos) => Err(index_error(&gpu, &idx, pos, self.len)?),
                 }
             })
             .clone()
