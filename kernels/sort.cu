@@ -19,11 +19,13 @@ namespace ds {
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
 
-// The bits a sort moves for key x: its ordered bits, complemented for a descending sort.
+// Ordered bits as a sort of direction DESC moves them: complemented for a descending sort
+// (its own inverse, so the last pass undoes it with the same call).
+template <bool DESC, class U> DS_DEV U flip(U b) { return DESC ? (U)~b : b; }
+// The bits a sort moves for key x: its ordered bits, flipped for the direction.
 template <class T, bool DESC> DS_DEV typename key_bits<T>::U sort_bits(T x) {
   typedef key_bits<T> KB;
-  const typename KB::U b = KB::order(KB::raw(x));
-  return DESC ? (typename KB::U) ~b : b;
+  return flip<DESC>(KB::order(KB::raw(x)));
 }
 
 // Flags of a pass in the plan.
@@ -343,7 +345,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     if (i < valid) {
       const U b = s_keys[i];
       const u64 dst = s_glob[digit(b)] + i;
-      kdst[dst] = KB::from_raw(last ? KB::unorder(DESC ? (U)~b : b) : b);
+      kdst[dst] = KB::from_raw(last ? KB::unorder(flip<DESC>(b)) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }
