@@ -115,7 +115,7 @@ struct BoundsCheck {
 
 impl BoundsCheck {
     /// `out`, valid once the check of the kernel just queued with mailbox `m` passes.
-    fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Result<Buffer> {
+    fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Buffer {
         let c = BoundsCheck {
             gpu: gpu.me.clone(),
             m,
@@ -123,7 +123,7 @@ impl BoundsCheck {
             len,
             verdict: OnceLock::new(),
         };
-        Ok(out.pending(Arc::new(c)))
+        out.pending(Arc::new(c))
     }
 }
 
@@ -190,7 +190,7 @@ pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
             flag: err.slot,
         },
     )?;
-    BoundsCheck::guard(gpu, out, err.keep()?, idx, src.len)
+    Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, src.len))
 }
 
 /// Queues the scatter of `vals` to `idx` into `out` (of `len` elements); with `err`, bad
@@ -242,7 +242,7 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
     }
     let err = gpu.mailbox()?;
     scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
-    BoundsCheck::guard(gpu, out, err.keep()?, idx, len)
+    Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
 }
 
 /// Whether partitioning the writes pays: the target exceeds L2, the writes cover a good part
