@@ -2,7 +2,7 @@ use crate::common::*;
 use crate::for_types;
 use devseq::{DeviceSeq, Op};
 
-const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.9, 1.0];
+const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.5, 0.9, 1.0];
 
 fn head(f: &[u8], i: usize) -> bool {
     i == 0 || f[i] != 0
@@ -100,7 +100,8 @@ for_types!(segmented, segments);
 /// Segments of lengths around the GPU's edges (tiles of 4096 to 8192 elements; a tile reads
 /// back the 1024 elements before it for the head of its first segment), heads at a fixed
 /// spacing in three phases, so that heads fall on, just inside and just outside those edges;
-/// on views at odd offsets too (values and flags not aligned).
+/// on views at odd offsets too (values and flags not aligned). The segmented reduce the same
+/// way: its segments end just before those heads, on and around the edges.
 fn segment_lengths<X: T>() {
     let mut r = Rng::new("segment lengths");
     let n = big(100_003);
@@ -119,6 +120,20 @@ fn segment_lengths<X: T>() {
                 let got = s.slice(..n).segmented_inclusive_scan(&fs.slice(..n), op);
                 let want = seg_incl(&xs[..n], &f[..n], op);
                 assert_same(&got.unwrap().to_vec().unwrap(), &want, &what);
+                let got = s.slice(..n).segmented_reduce(&fs.slice(..n), op);
+                let want = seg_reduce(&xs[..n], &f[..n], op);
+                assert_same(
+                    &got.unwrap().to_vec().unwrap(),
+                    &want,
+                    &format!("reduce {what}"),
+                );
+                let got = s.slice(1..n + 1).segmented_reduce(&fs.slice(3..), op);
+                let want = seg_reduce(&xs[1..n + 1], &f[3..], op);
+                assert_same(
+                    &got.unwrap().to_vec().unwrap(),
+                    &want,
+                    &format!("reduce of views {what}"),
+                );
                 let init = X::draw(&mut r, gen_for(op));
                 let got = s
                     .slice(..n)
