@@ -93,10 +93,10 @@ template <class T> struct SegTail {
   }
 };
 
-// (value, head flag, heads so far): segmented_reduce's element.
+// (value, heads so far): segmented_reduce's element. A range with heads (c > 0) restarts
+// the value, so no separate flag is carried (one shuffle fewer a scan step).
 template <class C, class K> struct SegCount {
   C v;
-  u32 f;
   K c;
 };
 template <class C, class K> struct exact_fold<SegCount<C, K>> {
@@ -106,15 +106,13 @@ template <class Op, class C, class K> struct SegCountCombine {
   typedef SegCount<C, K> V;
   DS_DEV V operator()(V a, V b) const {
     V r;
-    r.v = b.f ? b.v : Op::template apply<C>(a.v, b.v);
-    r.f = a.f | b.f;
+    r.v = b.c != 0 ? b.v : Op::template apply<C>(a.v, b.v);
     r.c = a.c + b.c;
     return r;
   }
   static DS_DEV V neutral() {
     V r;
     r.v = Op::template neutral<C>();
-    r.f = 0;
     r.c = 0;
     return r;
   }
@@ -144,6 +142,62 @@ template <int BLOCK, int R, int VEC> DS_DEV u32 valid_mask(u64 n, u64 tb) {
     for (int j = 0; j < VEC; ++j)
       if (item_index<BLOCK, VEC>(tb, r, j) < n) m |= 1u << (r * VEC + j);
   return m;
+}
+
+// ds_segreduce's per-thread steps, each compiled twice: W (a whole tile) tests no bounds.
+// (Templates rather than generic lambdas: the NVRTC of CUDA 13.0 rejects a generic lambda in
+// a kernel as a host function, where 13.5's accepts it.)
+//
+// The fold of each round's items as (value since the last head or the round's start, heads);
+// a round whose first item lies past the end is neutral.
+template <bool W, class Op, class T, class V, int R, int VEC>
+DS_DEV void segreduce_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
+  typedef compute_t<T> C;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    C v = to_c<T>(raw[r][0]);
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) {
+      const int b = r * VEC + j;
+      if (!W && (valid >> b & 1) == 0) continue;
+      const C x = to_c<T>(raw[r][j]);
+      v = (heads >> b & 1) != 0 ? x : Op::template apply<C>(v, x);
+    }
+    const u32 hr = heads >> (r * VEC) & (FULL >> (32 - VEC));
+    a[r].v = v;
+    a[r].c = __popc(hr);
+    if (!W && (valid >> (r * VEC) & 1) == 0) {
+      a[r].v = Op::template neutral<C>();
+      a[r].c = 0;
+    }
+  }
+}
+
+// The outputs of the thread's items, given each round's prefix a[r] (value and heads before
+// it): at each segment end its value, at each head (KEYS) its key, at index heads - 1.
+template <bool W, class Op, int BLOCK, bool KEYS, class T, class V, class KS, int R, int VEC>
+DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 ends,
+                           const V (&a)[R], T* __restrict__ out,
+                           typename KS::T* __restrict__ out_keys, const KS& keys, u64 tb) {
+  typedef compute_t<T> C;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    C v = a[r].v;
+    auto c = a[r].c;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      const int b = r * VEC + j;
+      if (!W && (valid >> b & 1) == 0) continue;
+      const C x = to_c<T>(raw[r][j]);
+      const bool h = (heads >> b & 1) != 0;
+      v = h ? x : Op::template apply<C>(v, x);
+      if (h) {
+        ++c;
+        if constexpr (KEYS) out_keys[c - 1] = keys.at(item_index<BLOCK, VEC>(tb, r, j));
+      }
+      if ((ends >> b & 1) != 0) out[c - 1] = from_c<T>(v);
+    }
+  }
 }
 
 }  // namespace ds
@@ -211,6 +265,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
 // With KEYS (reduce_by_key), also p.keys[s] = the key (source `keys`) at segment s's head.
 // Where p.total is given, the thread of the last element writes the number of segments there.
+//
+// Each thread keeps its items' head and segment-end flags as bit masks (bit r * VEC + j for
+// item j of round r), folds each round's items as (value, restarted) pairs, and scans the
+// rounds' (value, heads) pairs over the tile and the look-back; a segment's
+// output index is the heads before the thread's round plus those in the round up to the item.
+// Every tile but the last is whole and has an element after it: it loads without bounds checks
+// and finds the head after each thread's round from its neighbour (a shuffle, and for a warp's
+// last lane the next warp's first lane by shared memory) instead of evaluating the flags again.
+// (The per-item bounds checks and flag loads of the first form were half of its instructions:
+// 99 a tile element at 2^28 f32 on an H100, 2026-11-24, where CUB's ReduceByKey runs 41.)
 template <class S, class Fl, class KS, class Op, class K, int BLOCK, int R, int MINB, bool KEYS>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segreduce(const S s, const Fl flags, const KS keys, const SegReduceParams p) {
@@ -220,60 +284,87 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef SegCountCombine<Op, C, K> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
+  constexpr int NW = BLOCK / WARP;
+  constexpr u64 TILE = (u64)BLOCK * R * VEC;
+  static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
+  // The bits of each round's last item.
+  constexpr u32 LASTS = (u32)((((1ull << (R * VEC)) - 1) / ((1ull << VEC) - 1)) << (VEC - 1));
   const F f{};
   const u64 n = p.n;
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
-  const u64 tb = (u64)tile * (BLOCK * R * VEC);
+  const u64 tb = (u64)tile * TILE;
+  const bool whole = tb + TILE < n;
+  __shared__ u32 s_first[NW];
   T raw[R][VEC];
-  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
-  const u32 heads = head_mask<BLOCK, R, VEC>(flags, n, tb);
-  // (value, head, heads so far) of an item, made where it is used (as in ds_segscan).
-  const u32 valid = valid_mask<BLOCK, R, VEC>(n, tb);
-  auto item = [&](int r, int j) {
-    V x = F::neutral();
-    if ((valid >> (r * VEC + j) & 1) != 0) {
-      const bool h = (heads >> (r * VEC + j) & 1) != 0;
-      x.v = to_c<T>(raw[r][j]);
-      x.f = h ? 1u : 0u;
-      x.c = h ? 1 : 0;
-    }
-    return x;
-  };
-  V a[R];
+  u32 heads, valid;
+  if (whole) {
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    a[r] = item(r, 0);
+    for (int r = 0; r < R; ++r) s.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), raw[r]);
+    u8 fl[R][VEC];
 #pragma unroll
-    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], item(r, j));
+    for (int r = 0; r < R; ++r) flags.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), fl[r]);
+    heads = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
+    if (tile == 0 && threadIdx.x == 0) heads |= 1u;
+    valid = FULL >> (32 - R * VEC);
+    if (lane_id() == 0) s_first[warp_id()] = heads;
+  } else {
+    src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
+    heads = head_mask<BLOCK, R, VEC>(flags, n, tb);
+    valid = valid_mask<BLOCK, R, VEC>(n, tb);
   }
+  // Each round's fold (segreduce_fold), compiled once for whole tiles and once for the last.
+  V a[R];
+  if (whole) segreduce_fold<true, Op>(raw, heads, valid, a);
+  else segreduce_fold<false, Op>(raw, heads, valid, a);
   tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles, tile,
                              p.epoch);
+  // Segment ends: an item whose next element is a head (or past the end).
+  u32 ends;
+  if (whole) {
+    u32 next = shfl_down(heads, 1) << (VEC - 1);
+    if (lane_id() == WARP - 1) {
+      if (warp_id() + 1 < NW) {
+        next = s_first[warp_id() + 1] << (VEC - 1);
+      } else {
+        // The next round's first element, warp 0's lane 0; after the last round, the tile's
+        // successor.
+        next = s_first[0] >> 1;
+        if (flags.at(tb + TILE) != 0) next |= 1u << (R * VEC - 1);
+      }
+    }
+    ends = (heads >> 1 & ~LASTS) | (next & LASTS);
+  } else {
+    ends = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const int b = r * VEC + j;
+        if ((valid >> b & 1) == 0) continue;
+        const u64 i = item_index<BLOCK, VEC>(tb, r, j);
+        bool last;
+        if (j + 1 < VEC) {
+          last = (valid >> (b + 1) & 1) == 0 || (heads >> (b + 1) & 1) != 0;
+        } else {
+          last = i + 1 == n || flags.at(i + 1) != 0;
+        }
+        if (last) ends |= 1u << b;
+        if (i + 1 == n && p.total)
+          *(u64*)p.total = (u64)a[r].c + __popc(heads >> (r * VEC) & (FULL >> (31 - j)));
+      }
+  }
   T* __restrict__ out = (T*)p.out;
   typedef typename KS::T KT;
   KT* __restrict__ out_keys = (KT*)p.keys;
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    V q = a[r];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      const int b = r * VEC + j;
-      q = f(q, item(r, j));
-      if ((valid >> b & 1) == 0) continue;
-      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if constexpr (KEYS) {
-        if ((heads >> b & 1) != 0) out_keys[q.c - 1] = keys.at(i);
-      }
-      // The segment ends here where the next element is past the end or a head.
-      bool last;
-      if (j + 1 < VEC) {
-        last = (valid >> (b + 1) & 1) == 0 || (heads >> (b + 1) & 1) != 0;
-      } else {
-        last = i + 1 == n || flags.at(i + 1) != 0;
-      }
-      if (last) out[q.c - 1] = from_c<T>(q.v);
-      if (i + 1 == n && p.total) *(u64*)p.total = (u64)q.c;
-    }
-  }
+  if (whole)
+    segreduce_emit<true, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb);
+  else
+    segreduce_emit<false, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb);
 }
 
 // out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.

@@ -112,7 +112,7 @@ fn reduce_key(size: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
         keys,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::segreduce_min_blocks(),
+        minb: tuning::segreduce_min_blocks(size, wide),
     }
 }
 

@@ -193,11 +193,15 @@ pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
 }
 
-/// Blocks a multiprocessor that the segmented reduction is compiled for: 2 (128 registers),
-/// where at 3 (80 registers) ptxas spilled 500 bytes a thread for f32 values over the lazy
-/// head flags of keys (`reduce_by_key`). (`DEVSEQ_TUNE` knob `segreduce_minb`.)
-pub(crate) fn segreduce_min_blocks() -> u32 {
-    knob("segreduce_minb", 2)
+/// Blocks a multiprocessor that the segmented reduction is compiled for: 3 (80 registers)
+/// for values of up to 4 bytes counted in 32 bits, else 2 (128 registers). Since its whole
+/// tiles test no bounds and its flags are bit masks, ptxas spills none of the first at 3 but
+/// reduce_by_key's (16 bytes a thread there), where the 8-byte values and 64-bit counts spill
+/// 100 to 400 bytes; at 2 the first spilled up to 200. reduce_by_key_f32 at 2^28 on an H100
+/// (2026-11-24, run 98): 1.286 ms at 3 against 1.447 at 2 (CUB 1.276). (`DEVSEQ_TUNE` knob
+/// `segreduce_minb`.)
+pub(crate) fn segreduce_min_blocks(size: usize, wide: bool) -> u32 {
+    knob("segreduce_minb", if size <= 4 && !wide { 3 } else { 2 })
 }
 
 /// Blocks a multiprocessor that the compaction kernel is compiled for: 3 (80 registers). Its
