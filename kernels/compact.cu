@@ -7,8 +7,10 @@
 #include "block/scan.cuh"
 
 // out[k] = the k-th element whose flag is nonzero; *total = their count. K counts (u32 where
-// n < 2^32).
-template <class S, class Fl, class K, int BLOCK, int R, int MINB>
+// n < 2^32). L1: the values' copies to shared memory also fill the L1 cache, where the flags
+// are computed from the same column (copy_if's `x < c`, dedup's head flags), so that their
+// loads hit there rather than in L2.
+template <class S, class Fl, class K, int BLOCK, int R, int MINB, bool L1>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_compact(const S s, const Fl flags, const CompactParams p) {
   using namespace ds;
@@ -24,7 +26,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // while the flags are counted and the look-back runs: holding them in registers through
   // the look-back limited the kernel to 2 blocks a multiprocessor.
   __shared__ __align__(16) T stage[BLOCK * R * VEC];
-  src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
+  src_stage<BLOCK, R, VEC, L1>(s, n, tb, stage, T{});
   // The thread's flags as one mask (bit r * VEC + j for item j of round r) and its kept count
   // of each round: the scan runs over R counts a thread, not R x VEC items.
   u32 mask = 0;
@@ -55,7 +57,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
   __syncthreads();  // every thread has its values, and the tile's base and count are known
   const K base = tile_base;
-  const bool last = tile + 1 == p.tiles;
+  // The last tile's count through its end is the total (items past n have no flag).
+  if (tile + 1 == p.tiles && threadIdx.x == 0) *(u64*)p.total = (u64)tile_kept;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const u32 m = mask >> (r * VEC) & ROUND;
@@ -63,10 +66,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const u32 before = (u32)__popc(m & ((1u << j) - 1));
-      const bool kept = (m >> j & 1) != 0;
-      if (kept) stage[at + before] = raw[r][j];
-      if (last && item_index<BLOCK, VEC>(tb, r, j) + 1 == n)
-        *(u64*)p.total = (u64)a[r] + before + (kept ? 1 : 0);
+      if ((m >> j & 1) != 0) stage[at + before] = raw[r][j];
     }
   }
   __syncthreads();

@@ -101,7 +101,10 @@ DS_DEV u32 shared_address(const void* p) {
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
   return (u32)a;
 }
-template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
+// With L1, the 16-byte copies also leave the lines in the L1 cache (cp.async.ca rather than
+// .cg), for kernels that read the same elements again through another source (compaction's
+// lazy flags over the values' column).
+template <int BLOCK, int R, int VEC, bool ALIGNED, bool L1 = false, class T>
 DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T fill) {
   constexpr int BYTES = VEC * sizeof(T);
   static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
@@ -110,7 +113,7 @@ DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T 
     const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
     const u64 i = tile_base + k;
     if (ALIGNED && i + VEC <= n) {
-      if constexpr (BYTES == 16)
+      if constexpr (BYTES == 16 && !L1)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(s + k)),
                      "l"(p + i) : "memory");
       else

@@ -28,13 +28,14 @@ impl Template for CompactKey {
     const FILE: &'static str = "compact.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_compact<{}, {}, {}, {}, {}, {}>",
+            "ds_compact<{}, {}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
             if self.wide { "u64" } else { "u32" },
             self.block,
             self.rounds,
-            self.minb
+            self.minb,
+            self.l1
         )
     }
 }
@@ -49,13 +50,16 @@ fn shape(size: usize, wide: bool) -> tuning::Shape {
     sh
 }
 
-fn key(size: usize, wide: bool) -> CompactKey {
+/// `l1`: whether the flags are lazy (computed, perhaps from the values' own column) while the
+/// values are a stored column, whose staging may then leave the lines in L1 for them.
+fn key(size: usize, wide: bool, l1: bool) -> CompactKey {
     let sh = shape(size, wide);
     CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
         minb: tuning::compact_min_blocks(),
+        l1: l1 && tuning::compact_l1(),
     }
 }
 
@@ -72,7 +76,8 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     let vec = tuning::vec(size);
     let wide = n as u64 >= u32::MAX as u64;
     let sh = shape(size, wide);
-    let k = gpu.kernel(key(size, wide), &[(src, vec), (flags, vec)])?;
+    let l1 = src.as_column().is_some() && flags.as_column().is_none();
+    let k = gpu.kernel(key(size, wide, l1), &[(src, vec), (flags, vec)])?;
     let total = gpu.mailbox()?;
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| CompactParams {
@@ -103,7 +108,7 @@ pub(crate) mod check {
             let (ty, vec) = (ScalarType::U32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: key(ty.size(), false).into(),
+                family: key(ty.size(), false, true).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -112,7 +117,7 @@ pub(crate) mod check {
             for (avec, wide) in [(vec, false), (0, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide).into(),
+                    family: key(ty.size(), wide, false).into(),
                     sources: vec![
                         SourceKey::plain(ty, avec),
                         SourceKey::plain(ScalarType::U8, avec),
@@ -124,7 +129,7 @@ pub(crate) mod check {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
                 functor: None,
-                family: key(s.ty.size(), false).into(),
+                family: key(s.ty.size(), false, false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });
         }

@@ -204,12 +204,24 @@ pub(crate) fn segreduce_min_blocks(size: usize, wide: bool) -> u32 {
     knob("segreduce_minb", if size <= 4 && !wide { 3 } else { 2 })
 }
 
-/// Blocks a multiprocessor that the compaction kernel is compiled for: 3 (80 registers). Its
-/// values wait in shared memory through the look-back and its flags are one mask a thread,
-/// so no instance spills at 3 (at 4, 64 registers, six do); when the tile's values, flags and
-/// counts were all in registers it needed 2. (`DEVSEQ_TUNE` knob `compact_minb`.)
+/// Blocks a multiprocessor that the compaction kernel is compiled for: 4 (64 registers). Its
+/// values wait in shared memory through the look-back and its flags are one mask a thread;
+/// at 4 the 4-byte instances spill 12 to 32 bytes a thread (ptxas), and still run faster than
+/// at 3 (80 registers, no spills): at 2^28 on an H100 (2026-11-24, run 99) copy_if_f32
+/// 0.699 ms against 0.728, unique_u32 0.692 against 0.729, find_repeats_u32 0.911 against
+/// 1.025; 4 rounds with 4 or 6 blocks were slower (0.89 to 1.02 ms for copy_if). When the
+/// tile's values, flags and counts were all in registers it needed 2. (`DEVSEQ_TUNE` knob
+/// `compact_minb`.)
 pub(crate) fn compact_min_blocks() -> u32 {
-    knob("compact_minb", 3)
+    knob("compact_minb", 4)
+}
+
+/// Whether compaction stages its values through the L1 cache when its flags are lazy (see
+/// `ds_compact`): on. At 2^28 on an H100 (2026-11-24, run 99; 3 blocks a multiprocessor)
+/// copy_if_f32 0.728 ms against 0.834 off, unique_u32 0.729 against 0.837: the flags' second
+/// read of the column hits L1 instead of L2. (`DEVSEQ_TUNE` knob `compact_l1`, 0 for off.)
+pub(crate) fn compact_l1() -> bool {
+    knob("compact_l1", 1) != 0
 }
 
 /// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
