@@ -732,9 +732,7 @@ fn sorting<X: T>() {
     for (what, xs) in cases {
         let n = xs.len();
         let s = upload(&xs);
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.sort_by(|&i, &j| xs[i].total(&xs[j]));
-        let keys: Vec<X> = perm.iter().map(|&i| xs[i]).collect();
+        let (perm32, keys) = stable_order(&xs);
         assert_bits(
             &s.sort().unwrap().to_vec().unwrap(),
             &keys,
@@ -747,7 +745,6 @@ fn sorting<X: T>() {
             &keys,
             &format!("sort_pairs keys {what}"),
         );
-        let perm32: Vec<u32> = perm.iter().map(|&i| i as u32).collect();
         assert_eq!(
             v.to_vec().unwrap(),
             perm32,
@@ -758,7 +755,7 @@ fn sorting<X: T>() {
             perm32,
             "argsort u32 {what}"
         );
-        let perm64: Vec<u64> = perm.iter().map(|&i| i as u64).collect();
+        let perm64: Vec<u64> = perm32.iter().map(|&i| u64::from(i)).collect();
         assert_eq!(
             s.argsort::<u64>().unwrap().to_vec().unwrap(),
             perm64,
