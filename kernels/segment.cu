@@ -28,6 +28,8 @@ template <class Op, class C> struct SegCombine {
     r.f = head ? 1u : 0u;
     return r;
   }
+  // A round of items whose fold is v and whose head bits are hr (seg_fold).
+  static DS_DEV V round(C v, u32 hr) { return make(v, hr != 0); }
 };
 
 // The segment that runs into a tile from before it, found by reading back: warp 0 of a
@@ -42,54 +44,98 @@ template <class Op, class C> struct SegCombine {
 // against 0.919 looking back only; 512 (half the tiles then look back) 0.863; 2048 1.11.
 constexpr int SEG_TAIL = 1024;
 
+//
+// Each lane of warp 0 copies and folds its own CH = SEG_TAIL / 32 consecutive elements, so the
+// fold is one sequential pass a lane and one warp tree (a first form folded the warp's rounds
+// of vectors, a warp tree each: 16 of them for 8-byte values). The copies keep the lanes'
+// vectors side by side in shared memory (vector k of lane l at slot k * 32 + l), so that the
+// fold reads them without bank conflicts.
 template <class T> struct SegTail {
   static constexpr int VEC = 16 / sizeof(T);
-  static_assert(SEG_TAIL % (WARP * 16) == 0, "whole rounds of 16 bytes a lane");
-  u32x4 vals[SEG_TAIL * sizeof(T) / 16];
-  u32x4 heads[SEG_TAIL / 16];
+  static constexpr int CH = SEG_TAIL / WARP;  // elements a lane
+  static constexpr int NV = CH / VEC;         // 16-byte vectors of values a lane
+  static constexpr int NF = CH / 16;          // 16-byte vectors of flags a lane
+  static_assert(CH % 16 == 0, "whole 16-byte vectors of flags a lane");
+  u32x4 vals[NV * WARP];
+  u32x4 heads[NF * WARP];
 
   // The first element read back for a tile starting at tb.
   static DS_DEV u64 start(u64 tb) { return tb > SEG_TAIL ? tb - SEG_TAIL : 0; }
 
-  // Warp 0: start copying the elements [start(tb), tb) of the values and flags (sources).
-  template <class S, class Fl> DS_DEV void stage(const S& s, const Fl& fl, u64 tb) {
-    const u64 ws = start(tb);
-    src_stage<WARP, SEG_TAIL / (WARP * VEC), VEC>(s, tb, ws, (T*)vals, T{});
-    u8* h = (u8*)heads;
-    if constexpr (Fl::PLAIN) {
-      if (((u64)fl.p & 15) == 0)
-        stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, true>(fl.p, tb, ws, h, (u8)0);
-      else
-        stage_rounds<WARP, SEG_TAIL / (WARP * 16), 16, false>(fl.p, tb, ws, h, (u8)0);
-    } else {
-      // Computed one at a time: the flags' columns are aligned for the tile's vectors only.
-      for (int e = lane_id(); e < SEG_TAIL; e += WARP) h[e] = ws + e < tb ? fl.at(ws + e) : (u8)0;
+  // One lane's W-element vectors k = 0 .. N-1 of the column p from `first` (elements from
+  // `end` on get 0) to slots k * 32 + lane of t: by 16-byte asynchronous copies where whole
+  // and aligned.
+  template <int N, int W, class E>
+  static DS_DEV void copy(const E* __restrict__ p, bool aligned, u64 first, u64 end, u32x4* t) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const u64 i = first + (u64)k * W;
+      E* slot = (E*)(t + k * WARP + lane_id());
+      if (aligned && i + W <= end) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
+                     "l"(p + i) : "memory");
+      } else {
+#pragma unroll
+        for (int j = 0; j < W; ++j) slot[j] = i + j < end ? p[i + j] : E{};
+      }
     }
   }
 
-  // Warp 0, after `stage`: the fold of the copied elements in order, by rounds of the warp
-  // (each a fold per lane, then a warp tree), element 0 of the sequence a head.
+  // Warp 0: start copying the elements [start(tb), tb) of the values and flags (sources).
+  template <class S, class Fl> DS_DEV void stage(const S& s, const Fl& fl, u64 tb) {
+    const u64 first = start(tb) + (u64)lane_id() * CH;
+    if constexpr (S::PLAIN) {
+      copy<NV, VEC>(s.p, vec_ok<S, VEC>::value, first, tb, vals);
+    } else {
+#pragma unroll
+      for (int k = 0; k < NV; ++k) {
+        T v[VEC];
+        src_round_at<VEC>(s, first + (u64)k * VEC, tb, v, T{});
+        store_vec<T, VEC>((T*)(vals + k * WARP + lane_id()), v);
+      }
+    }
+    if constexpr (Fl::PLAIN) {
+      copy<NF, 16>(fl.p, ((u64)fl.p & 15) == 0, first, tb, heads);
+    } else {
+#pragma unroll
+      for (int k = 0; k < NF; ++k) {
+        u8 v[16];
+        src_round_at<16>(fl, first + (u64)k * 16, tb, v, (u8)0);
+        store_vec<u8, 16>((u8*)(heads + k * WARP + lane_id()), v);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+
+  // Warp 0, after `stage`: the fold of the copied elements in order (pairs under F; element 0
+  // of the sequence a head), the same in every lane.
   template <class F> DS_DEV typename F::V fold(u64 tb, const F& f) const {
     typedef typename F::V V;
     stage_wait();
-    __syncwarp();
-    const u64 ws = start(tb);
-    const u8* fl = (const u8*)heads;
+    const u64 first = start(tb) + (u64)lane_id() * CH;
+    const int live = tb > first ? (int)min(tb - first, (u64)CH) : 0;
+    u32 m = 0;
+#pragma unroll
+    for (int k = 0; k < NF; ++k) {
+      u8 b[16];
+      load_vec<u8, 16>((const u8*)(heads + k * WARP + lane_id()), b);
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+        if (b[j] != 0) m |= 1u << (k * 16 + j);
+    }
+    if (first == 0) m |= 1u;
     V acc = F::neutral();
 #pragma unroll
-    for (int k = 0; k < SEG_TAIL / (WARP * VEC); ++k) {
-      const u32 e = ((u32)k * WARP + lane_id()) * VEC;
+    for (int k = 0; k < NV; ++k) {
       T w[VEC];
-      load_vec<T, VEC>((const T*)vals + e, w);
-      V p = F::neutral();
+      load_vec<T, VEC>((const T*)(vals + k * WARP + lane_id()), w);
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
-        const u64 i = ws + e + j;
-        if (i < tb) p = f(p, F::make(to_c<T>(w[j]), i == 0 || fl[e + j] != 0));
+        const int e = k * VEC + j;
+        if (e < live) acc = f(acc, F::make(to_c<T>(w[j]), (m >> e & 1) != 0));
       }
-      acc = f(acc, shfl_idx(warp_reduce(p, f), 0));
     }
-    return acc;
+    return shfl_idx(warp_reduce(acc, f), 0);
   }
 };
 
@@ -116,42 +162,60 @@ template <class Op, class C, class K> struct SegCountCombine {
     r.c = 0;
     return r;
   }
+  static DS_DEV V round(C v, u32 hr) {
+    V r;
+    r.v = v;
+    r.c = __popc(hr);
+    return r;
+  }
 };
 
-// The thread's head flags as a mask, bit r * VEC + j for item j of round r: element 0 is a
-// head, items past the end are not.
-template <int BLOCK, int R, int VEC, class Fl> DS_DEV u32 head_mask(const Fl& flags, u64 n, u64 tb) {
+// A thread's items of a tile and their head flags as a mask (bit r * VEC + j for item j of
+// round r; element 0 is a head), with `valid` the mask of items before the end. A whole tile
+// (W: it ends at or before n) loads vectors without bounds tests; the last one goes through
+// src_rounds, items past the end neither heads nor valid. Compiled once for each: a runtime
+// `whole` test picks. (The per-item 64-bit bounds tests and flag loads of a first form were
+// half of segmented_reduce's instructions: 99 a tile element at 2^28 f32 on an H100,
+// 2026-11-24, where CUB's ReduceByKey runs 41.)
+template <bool W, int BLOCK, int R, int VEC, class S, class Fl>
+DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (&raw)[R][VEC],
+                     u32& heads, u32& valid) {
   static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
   u8 fl[R][VEC];
-  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
-  u32 m = 0;
+  if constexpr (W) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) s.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), raw[r]);
+#pragma unroll
+    for (int r = 0; r < R; ++r) flags.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), fl[r]);
+    valid = FULL >> (32 - R * VEC);
+  } else {
+    src_rounds<BLOCK, R, VEC>(s, n, tb, raw, typename S::T{});
+    src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
+    valid = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (item_index<BLOCK, VEC>(tb, r, j) < n) valid |= 1u << (r * VEC + j);
+  }
+  heads = 0;
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
-      if (fl[r][j] != 0 || item_index<BLOCK, VEC>(tb, r, j) == 0) m |= 1u << (r * VEC + j);
-  return m;
+      if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
+  if (tb == 0 && threadIdx.x == 0) heads |= 1u;
+  heads &= valid;
 }
 
-// The thread's items that lie before the end, as a mask like head_mask's.
-template <int BLOCK, int R, int VEC> DS_DEV u32 valid_mask(u64 n, u64 tb) {
-  u32 m = 0;
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j)
-      if (item_index<BLOCK, VEC>(tb, r, j) < n) m |= 1u << (r * VEC + j);
-  return m;
-}
-
-// ds_segreduce's per-thread steps, each compiled twice: W (a whole tile) tests no bounds.
-// (Templates rather than generic lambdas: the NVRTC of CUDA 13.0 rejects a generic lambda in
-// a kernel as a host function, where 13.5's accepts it.)
+// The per-thread steps of ds_segscan and ds_segreduce, each compiled twice: W (a whole tile)
+// tests no bounds. (Templates rather than generic lambdas: the NVRTC of CUDA 13.0 rejects a
+// generic lambda in a kernel as a host function, where 13.5's accepts it.)
 //
-// The fold of each round's items as (value since the last head or the round's start, heads);
-// a round whose first item lies past the end is neutral.
-template <bool W, class Op, class T, class V, int R, int VEC>
-DS_DEV void segreduce_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
+// The fold of each round's items as F's pair of (value since the last head or the round's
+// start, the round's heads); a round whose first item lies past the end is neutral.
+template <bool W, class Op, class F, class T, class V, int R, int VEC>
+DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
   typedef compute_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -163,12 +227,32 @@ DS_DEV void segreduce_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[
       const C x = to_c<T>(raw[r][j]);
       v = (heads >> b & 1) != 0 ? x : Op::template apply<C>(v, x);
     }
-    const u32 hr = heads >> (r * VEC) & (FULL >> (32 - VEC));
-    a[r].v = v;
-    a[r].c = __popc(hr);
-    if (!W && (valid >> (r * VEC) & 1) == 0) {
-      a[r].v = Op::template neutral<C>();
-      a[r].c = 0;
+    a[r] = F::round(v, heads >> (r * VEC) & (FULL >> (32 - VEC)));
+    if (!W && (valid >> (r * VEC) & 1) == 0) a[r] = F::neutral();
+  }
+}
+
+// The segmented scan's outputs in place of the items, given each round's prefix a[r] (the
+// value before it, of its segment where the round's first item is no head): inclusive, or
+// with EXCL exclusive (`init` at heads, else init op the segment's items before). Items past
+// the end get values that are not stored.
+template <bool EXCL, class Op, class T, class V, int R, int VEC>
+DS_DEV void segscan_emit(T (&raw)[R][VEC], u32 heads, const V (&a)[R], compute_t<T> init) {
+  typedef compute_t<T> C;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    C v = a[r].v;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      const C x = to_c<T>(raw[r][j]);
+      const bool h = (heads >> (r * VEC + j) & 1) != 0;
+      if (EXCL) {
+        raw[r][j] = from_c<T>(h ? init : Op::template apply<C>(init, v));
+        v = h ? x : Op::template apply<C>(v, x);
+      } else {
+        v = h ? x : Op::template apply<C>(v, x);
+        raw[r][j] = from_c<T>(v);
+      }
     }
   }
 }
@@ -206,6 +290,11 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 end
 // The exclusive form gives `init` at each head and init op (the segment's elements before
 // this one) elsewhere. `out` must not overlap the values (a block reads before its tile:
 // SegTail).
+//
+// Each thread holds its items as values and a mask of head bits (seg_load), folds each round's
+// items (seg_fold) and scans the rounds' (value, head) pairs over the tile and the tiles
+// before it; then each item's output follows from its round's prefix. (A first form held a
+// (value, flag) pair an item: 16 bytes for 8-byte values, which spilled.)
 template <class S, class Fl, class Op, int BLOCK, int R, int MINB, bool EXCL>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segscan(const S s, const Fl flags, const SegScanParams p) {
@@ -215,32 +304,26 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
+  constexpr u64 TILE = (u64)BLOCK * R * VEC;
   const F f{};
   const u64 n = p.n;
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
-  const u64 tb = (u64)tile * (BLOCK * R * VEC);
+  const u64 tb = (u64)tile * TILE;
+  const bool whole = tb + TILE <= n;
   Slot* status = (Slot*)p.status;
   __shared__ SegTail<T> s_tail;
   if (warp_id() == 0) s_tail.stage(s, flags, tb);
   T raw[R][VEC];
-  u8 fl[R][VEC];
-  src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
-  src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
-  V x[R][VEC];
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      const u64 i = item_index<BLOCK, VEC>(tb, r, j);
-      if (i == 0) fl[r][j] = 1;
-      if (i < n) {
-        x[r][j].v = to_c<T>(raw[r][j]);
-        x[r][j].f = fl[r][j] != 0;
-      } else {
-        x[r][j] = F::neutral();
-      }
-    }
-  tile_scan_by<BLOCK, R, VEC, !EXCL>(x, f, F::neutral(), [&](V total) {
+  u32 heads, valid;
+  V a[R];
+  if (whole) {
+    seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
+    seg_fold<true, Op, F>(raw, heads, valid, a);
+  } else {
+    seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
+    seg_fold<false, Op, F>(raw, heads, valid, a);
+  }
+  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](V total) {
     const V tail = s_tail.fold(tb, f);
     if (!tail.f)
       return tile_prefix(status, p.tiles, tile, p.epoch, total, F::neutral(), f, F::neutral());
@@ -250,15 +333,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
     return tail;
   });
-  const C init = from_bits<C>(p.init);
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      C v = x[r][j].v;
-      if (EXCL) v = fl[r][j] ? init : Op::template apply<C>(init, v);
-      raw[r][j] = from_c<T>(v);
-    }
+  segscan_emit<EXCL, Op>(raw, heads, a, from_bits<C>(p.init));
   store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }
 
@@ -270,11 +345,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // item j of round r), folds each round's items as (value, restarted) pairs, and scans the
 // rounds' (value, heads) pairs over the tile and the look-back; a segment's
 // output index is the heads before the thread's round plus those in the round up to the item.
-// Every tile but the last is whole and has an element after it: it loads without bounds checks
-// and finds the head after each thread's round from its neighbour (a shuffle, and for a warp's
-// last lane the next warp's first lane by shared memory) instead of evaluating the flags again.
-// (The per-item bounds checks and flag loads of the first form were half of its instructions:
-// 99 a tile element at 2^28 f32 on an H100, 2026-11-24, where CUB's ReduceByKey runs 41.)
+// Every tile but the last is whole (seg_load) and has an element after it: it finds the head
+// after each thread's round from its neighbour (a shuffle, and for a warp's last lane the next
+// warp's first lane by shared memory) instead of evaluating the flags again.
 template <class S, class Fl, class KS, class Op, class K, int BLOCK, int R, int MINB, bool KEYS>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segreduce(const S s, const Fl flags, const KS keys, const SegReduceParams p) {
@@ -297,30 +370,15 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   __shared__ u32 s_first[NW];
   T raw[R][VEC];
   u32 heads, valid;
-  if (whole) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) s.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), raw[r]);
-    u8 fl[R][VEC];
-#pragma unroll
-    for (int r = 0; r < R; ++r) flags.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), fl[r]);
-    heads = 0;
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
-    if (tile == 0 && threadIdx.x == 0) heads |= 1u;
-    valid = FULL >> (32 - R * VEC);
-    if (lane_id() == 0) s_first[warp_id()] = heads;
-  } else {
-    src_rounds<BLOCK, R, VEC>(s, n, tb, raw, T{});
-    heads = head_mask<BLOCK, R, VEC>(flags, n, tb);
-    valid = valid_mask<BLOCK, R, VEC>(n, tb);
-  }
-  // Each round's fold (segreduce_fold), compiled once for whole tiles and once for the last.
   V a[R];
-  if (whole) segreduce_fold<true, Op>(raw, heads, valid, a);
-  else segreduce_fold<false, Op>(raw, heads, valid, a);
+  if (whole) {
+    seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
+    if (lane_id() == 0) s_first[warp_id()] = heads;
+    seg_fold<true, Op, F>(raw, heads, valid, a);
+  } else {
+    seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
+    seg_fold<false, Op, F>(raw, heads, valid, a);
+  }
   tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles, tile,
                              p.epoch);
   // Segment ends: an item whose next element is a head (or past the end).

@@ -39,18 +39,23 @@ template <class T_, int AVEC_> struct Col {
   }
 };
 
-// Round r of a tile of source s (see block/load.cuh): the VEC elements from
-// tb + (r * BLOCK + thread) * VEC; past n, `fill`.
-template <int BLOCK, int VEC, class S>
-DS_DEV void src_round(const S& s, u64 n, u64 tb, int r, typename S::T (&v)[VEC],
-                      typename S::T fill) {
-  const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
+// The VEC elements of source s from i (a multiple of VEC); past n, `fill`.
+template <int VEC, class S>
+DS_DEV void src_round_at(const S& s, u64 i, u64 n, typename S::T (&v)[VEC], typename S::T fill) {
   if (i + VEC <= n) {
     s.template vec<VEC>(i, v);
   } else {
 #pragma unroll
     for (int j = 0; j < VEC; ++j) v[j] = i + j < n ? s.at(i + j) : fill;
   }
+}
+
+// Round r of a tile of source s (see block/load.cuh): the VEC elements from
+// tb + (r * BLOCK + thread) * VEC; past n, `fill`.
+template <int BLOCK, int VEC, class S>
+DS_DEV void src_round(const S& s, u64 n, u64 tb, int r, typename S::T (&v)[VEC],
+                      typename S::T fill) {
+  src_round_at<VEC>(s, tb + ((u64)r * BLOCK + threadIdx.x) * VEC, n, v, fill);
 }
 
 // A tile in rounds: x[r][j] (as load_rounds).

@@ -24,9 +24,10 @@ pub fn small() -> bool {
 }
 
 /// Sizes at the edges: tiny, warp and tile boundaries (the tiles of the kernels that hold them
-/// in registers are 8192 elements for 4-byte types, 4096 for the others; the plain scans' 64 KB
-/// tiles are 8192, 16384, 32768 or 65536 elements; the sort tile 9216 for 4-byte keys), powers
-/// of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
+/// in registers are 8192 elements for 4-byte types, 4096 for the others, 2048 for the segmented
+/// scans of 8-byte integers; the plain scans' 64 KB tiles are 8192, 16384, 32768 or 65536
+/// elements; the sort tile 9216 for 4-byte keys; segmented scans read back 1024 elements),
+/// powers of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
 pub fn sizes() -> &'static [usize] {
     const ALL: &[usize] = &[
         0, 1, 2, 31, 32, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,

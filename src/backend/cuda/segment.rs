@@ -93,13 +93,13 @@ impl Template for HeadFlagsKey {
     }
 }
 
-fn scan_key(size: usize, op: Op, exclusive: bool) -> SegScanKey {
-    let sh = tuning::seg(size);
+fn scan_key(ty: ScalarType, op: Op, exclusive: bool) -> SegScanKey {
+    let (sh, minb) = tuning::segscan(ty.size(), !ty.is_float());
     SegScanKey {
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::register_min_blocks(),
+        minb,
         exclusive,
     }
 }
@@ -124,9 +124,9 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
         return Ok(out);
     }
     let vec = tuning::vec(size);
-    let sh = tuning::seg(size);
+    let (sh, _) = tuning::segscan(size, !src.ty().is_float());
     let k = gpu.kernel(
-        scan_key(size, op, init.is_some()),
+        scan_key(src.ty(), op, init.is_some()),
         &[(src, vec), (flags, vec)],
     )?;
     let tiles = sh.tiles(n, vec);
@@ -308,7 +308,7 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(4, Op::Add, true).into(),
+                family: scan_key(ScalarType::F32, Op::Add, true).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -330,7 +330,7 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(size, op, exclusive).into(),
+                        family: scan_key(ty, op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
@@ -356,7 +356,7 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(size, Op::Max, false).into(),
+                family: scan_key(ty, Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });
         }
