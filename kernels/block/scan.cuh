@@ -77,43 +77,4 @@ DS_DEV void tile_scan_rounds(V (&a)[R], const F& f, V neutral, V first, Slot* st
   });
 }
 
-// Replaces each x[r][j] of the tile by its prefix over the whole sequence: exclusive
-// (`first` f x_0 f ... f x_(i-1)) or, with INCL, inclusive (... f x_i). Items past the end
-// must hold `neutral`. Thread items are combined in order, then as tile_scan_rounds says
-// (`tile_scan_by`: with the tile prefix from `prefix`, as tile_scan_with).
-template <int BLOCK, int R, int VEC, bool INCL, class V, class F, class P>
-DS_DEV void tile_scan_by(V (&x)[R][VEC], const F& f, V neutral, const P& prefix) {
-  V a[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    a[r] = x[r][0];
-#pragma unroll
-    for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[r][j]);
-  }
-  tile_scan_with<BLOCK, R, true>(a, f, neutral, prefix);
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    V p = a[r];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      const V xj = x[r][j];
-      if (INCL) {
-        p = f(p, xj);
-        x[r][j] = p;
-      } else {
-        x[r][j] = p;
-        p = f(p, xj);
-      }
-    }
-  }
-}
-
-template <int BLOCK, int R, int VEC, bool INCL, class V, class F>
-DS_DEV void tile_scan(V (&x)[R][VEC], const F& f, V neutral, V first, Slot* status, u32 tiles,
-                      u32 tile, u32 epoch) {
-  tile_scan_by<BLOCK, R, VEC, INCL>(x, f, neutral, [&](V total) {
-    return tile_prefix(status, tiles, tile, epoch, total, first, f, neutral);
-  });
-}
-
 }  // namespace ds
