@@ -124,11 +124,13 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
         return Ok(out);
     }
     let vec = tuning::vec(size);
-    let (sh, _) = tuning::segscan(size, !src.ty().is_float());
-    let k = gpu.kernel(
-        scan_key(src.ty(), op, init.is_some()),
-        &[(src, vec), (flags, vec)],
-    )?;
+    // The tiles follow the shape the instance is compiled for.
+    let key = scan_key(src.ty(), op, init.is_some());
+    let sh = tuning::Shape {
+        block: key.block,
+        rounds: key.rounds,
+    };
+    let k = gpu.kernel(key, &[(src, vec), (flags, vec)])?;
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegScanParams {
         out: out.ptr(),
@@ -233,17 +235,18 @@ fn launch_reduce(
         return Ok(());
     }
     let vec = tuning::vec(size);
-    let sh = tuning::seg(size);
     let wide = n as u64 >= u32::MAX as u64;
     // Without keys, the flags stand in for the (unread) key source.
     let (key_src, key_out) = match keys {
         Some((k, b)) => (k, b.ptr()),
         None => (flags, Ptr(0)),
     };
-    let k = gpu.kernel(
-        reduce_key(size, op, wide, keys.is_some()),
-        &[(src, vec), (flags, vec), (key_src, 1)],
-    )?;
+    let key = reduce_key(size, op, wide, keys.is_some());
+    let sh = tuning::Shape {
+        block: key.block,
+        rounds: key.rounds,
+    };
+    let k = gpu.kernel(key, &[(src, vec), (flags, vec), (key_src, 1)])?;
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegReduceParams {
         out: out.ptr(),
