@@ -49,8 +49,7 @@ DS_DEV u32 merge_stage(const S& s, u64 g, u32 len, u64 n, U* t) {
   for (u32 v = threadIdx.x; v < nv; v += BLOCK) {
     const u64 i = g0 + (u64)v * VEC;
     if (i + VEC <= n) {
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(t + v * VEC)),
-                   "l"(s.p + i) : "memory");
+      cp_async<16>(t + v * VEC, s.p + i);
     } else {
 #pragma unroll
       for (int j = 0; j < VEC; ++j)

@@ -72,8 +72,7 @@ template <class T> struct SegTail {
       const u64 i = first + (u64)k * W;
       E* slot = (E*)(t + k * WARP + lane_id());
       if (aligned && i + W <= end) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
-                     "l"(p + i) : "memory");
+        cp_async<16>(slot, p + i);
       } else {
 #pragma unroll
         for (int j = 0; j < W; ++j) slot[j] = i + j < end ? p[i + j] : E{};
@@ -104,7 +103,7 @@ template <class T> struct SegTail {
         store_vec<u8, 16>((u8*)(heads + k * WARP + lane_id()), v);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    stage_commit();
   }
 
   // Warp 0, after `stage`: the fold of the copied elements in order (pairs under F; element 0

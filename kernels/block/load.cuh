@@ -101,32 +101,39 @@ DS_DEV u32 shared_address(const void* p) {
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
   return (u32)a;
 }
-// With L1, the 16-byte copies also leave the lines in the L1 cache (cp.async.ca rather than
+// One asynchronous copy (cp.async, sm_80 and later) of BYTES = 4, 8 or 16 from global memory
+// at p to shared memory at s, both aligned to BYTES. 16-byte copies bypass L1 (.cg) unless L1
+// asks to leave the lines there too (.ca, the only form for 4 and 8 bytes). Issued copies are
+// committed as a group by `stage_commit` and awaited by `stage_wait`.
+template <int BYTES, bool L1 = false> DS_DEV void cp_async(void* s, const void* p) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (BYTES == 16 && !L1)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(s)), "l"(p)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(s)), "l"(p),
+                 "n"(BYTES) : "memory");
+}
+DS_DEV void stage_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+DS_DEV void stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+// With L1, the 16-byte copies also leave the lines in the L1 cache (cp_async's .ca rather than
 // .cg), for kernels that read the same elements again through another source (compaction's
 // lazy flags over the values' column).
 template <int BLOCK, int R, int VEC, bool ALIGNED, bool L1 = false, class T>
 DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T fill) {
-  constexpr int BYTES = VEC * sizeof(T);
-  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
     const u64 i = tile_base + k;
     if (ALIGNED && i + VEC <= n) {
-      if constexpr (BYTES == 16 && !L1)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(s + k)),
-                     "l"(p + i) : "memory");
-      else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(s + k)),
-                     "l"(p + i), "n"(BYTES) : "memory");
+      cp_async<VEC * sizeof(T), L1>(s + k, p + i);
     } else {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) s[k + j] = (i + j < n) ? p[i + j] : fill;
     }
   }
-  asm volatile("cp.async.commit_group;" ::: "memory");
+  stage_commit();
 }
-DS_DEV void stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // Round r of the thread's staged items.
 template <int BLOCK, int VEC, class T> DS_DEV void staged_round(const T* s, int r, T (&v)[VEC]) {
