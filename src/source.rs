@@ -207,6 +207,12 @@ impl Source {
         }
     }
 
+    /// Whether the only column this source reads is `col`, from the same row (so that its
+    /// elements can be computed from `col`'s elements at the same rows).
+    pub fn reads_only(&self, col: &Column) -> bool {
+        matches!(self.columns.as_slice(), [c] if c.same_start(col))
+    }
+
     /// The value's compute bits, where every element is that one value.
     pub fn as_constant(&self) -> Option<u64> {
         match self.graph.nodes.as_slice() {

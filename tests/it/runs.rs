@@ -176,3 +176,66 @@ fn reduce_by_key_checks_its_arguments() {
         Err(devseq::Error::UnsupportedOp { .. })
     ));
 }
+
+/// Compaction whose flags read only the values' own column (copy_if's comparison, dedup's head
+/// flags, head flags sliced with the values, two heads of one column from different first
+/// rows): the GPU computes those flags from the values it staged, reading the column once.
+/// Also the near misses that must not: flags over the column one row further on.
+fn own_flags<X: T + PartialOrd>() {
+    let mut r = Rng::new(std::any::type_name::<X>());
+    for &n in sizes() {
+        let xs: Vec<X> = runs_of(&mut r, n);
+        let s = upload(&xs);
+        let keep = |f: &dyn Fn(usize) -> bool, from: usize| -> Vec<X> {
+            (from..n).filter(|&i| f(i)).map(|i| xs[i]).collect()
+        };
+        let pivot = if n == 0 {
+            X::default()
+        } else {
+            xs[r.below(n as u64) as usize]
+        };
+        let below = s.map(|x| x.lt(pivot)).unwrap();
+        assert_bits(
+            &s.compact(&below).unwrap().to_vec().unwrap(),
+            &keep(&|i| xs[i] < pivot, 0),
+            &format!("compact(x < pivot) n={n}"),
+        );
+        let heads = head_oracle(&xs);
+        assert_bits(
+            &s.compact(&s.head_flags().unwrap())
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            &keep(&|i| heads[i] != 0, 0),
+            &format!("compact(head_flags) n={n}"),
+        );
+        if n < 6 {
+            continue;
+        }
+        // The flags' first row compares with the element before the slice.
+        let tail = s.slice(5..);
+        let flags = s.head_flags().unwrap().slice(5..);
+        assert_bits(
+            &tail.compact(&flags).unwrap().to_vec().unwrap(),
+            &keep(&|i| heads[i] != 0, 5),
+            &format!("slice(5..).compact(head_flags().slice(5..)) n={n}"),
+        );
+        // Two heads of one column: one starts a run at row 0, the other compares.
+        let either = flags
+            .zip_map(&tail.head_flags().unwrap(), |a, b| a | b)
+            .unwrap();
+        assert_bits(
+            &tail.compact(&either).unwrap().to_vec().unwrap(),
+            &keep(&|i| i == 5 || heads[i] != 0, 5),
+            &format!("compact(two heads) n={n}"),
+        );
+        // Flags of the next element: another start, not the values' own rows.
+        let next = s.slice(1..).map(|x| x.lt(pivot)).unwrap();
+        assert_bits(
+            &s.slice(..n - 1).compact(&next).unwrap().to_vec().unwrap(),
+            &keep(&|i| i + 1 < n && xs[i + 1] < pivot, 0),
+            &format!("compact(next < pivot) n={n}"),
+        );
+    }
+}
+for_types!(own_flags, own_flags);

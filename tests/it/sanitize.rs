@@ -90,6 +90,19 @@ fn every_kernel_family_once() {
         u.dedup();
         u.len()
     });
+    // Compaction with flags computed from its own staged values (head flags, a comparison).
+    let mut u = sorted.clone();
+    u.dedup();
+    assert_eq!(s.sort().unwrap().dedup().unwrap().to_vec().unwrap(), u);
+    let neg = s
+        .compact(&s.map(|x| x.lt(0)).unwrap())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(
+        neg,
+        xs.iter().copied().filter(|&x| x < 0).collect::<Vec<_>>()
+    );
 
     let idx: Vec<u32> = (0..n).map(|_| r.below(n as u64) as u32).collect();
     let is = upload(&idx);

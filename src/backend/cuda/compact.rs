@@ -28,14 +28,15 @@ impl Template for CompactKey {
     const FILE: &'static str = "compact.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_compact<{}, {}, {}, {}, {}, {}, {}>",
+            "ds_compact<{}, {}, {}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
             if self.wide { "u64" } else { "u32" },
             self.block,
             self.rounds,
             self.minb,
-            self.l1
+            self.l1,
+            self.own
         )
     }
 }
@@ -50,16 +51,39 @@ fn shape(size: usize, wide: bool) -> tuning::Shape {
     sh
 }
 
-/// `l1`: whether the flags are lazy (computed, perhaps from the values' own column) while the
-/// values are a stored column, whose staging may then leave the lines in L1 for them.
-fn key(size: usize, wide: bool, l1: bool) -> CompactKey {
+/// How the flags relate to the values (`Lazy` and `Own` only where the values are a stored
+/// column).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Flags {
+    /// Stored, or the values are lazy.
+    Apart,
+    /// Lazy, reading other columns too (or instead): the staging may leave the values' lines in
+    /// L1 for them.
+    Lazy,
+    /// Lazy, reading the values' column alone, from the same row: computed from the staged
+    /// values.
+    Own,
+}
+
+impl Flags {
+    fn of(src: &Source, flags: &Source) -> Flags {
+        match (src.as_column(), flags.as_column()) {
+            (Some(c), None) if flags.reads_only(c) && tuning::compact_own() => Flags::Own,
+            (Some(_), None) => Flags::Lazy,
+            _ => Flags::Apart,
+        }
+    }
+}
+
+fn key(size: usize, wide: bool, flags: Flags) -> CompactKey {
     let sh = shape(size, wide);
     CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
         minb: tuning::compact_min_blocks(),
-        l1: l1 && tuning::compact_l1(),
+        l1: flags == Flags::Lazy && tuning::compact_l1(),
+        own: flags == Flags::Own,
     }
 }
 
@@ -76,8 +100,10 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     let vec = tuning::vec(size);
     let wide = n as u64 >= u32::MAX as u64;
     let sh = shape(size, wide);
-    let l1 = src.as_column().is_some() && flags.as_column().is_none();
-    let k = gpu.kernel(key(size, wide, l1), &[(src, vec), (flags, vec)])?;
+    let k = gpu.kernel(
+        key(size, wide, Flags::of(src, flags)),
+        &[(src, vec), (flags, vec)],
+    )?;
     let total = gpu.mailbox()?;
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| CompactParams {
@@ -102,22 +128,37 @@ pub(crate) mod check {
     use crate::item::ScalarType;
 
     /// The instances a compile check builds.
-    pub(crate) fn variants(lazy_indices: &[SourceKey], lazy_flags: &[SourceKey]) -> Vec<KernelKey> {
+    /// `lazy_flags` over u32 values; `own`: flags over the values' own column, and its type.
+    pub(crate) fn variants(
+        lazy_indices: &[SourceKey],
+        lazy_flags: &[SourceKey],
+        own: &[(ScalarType, SourceKey)],
+    ) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for f in lazy_flags {
             let (ty, vec) = (ScalarType::U32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: key(ty.size(), false, true).into(),
+                family: key(ty.size(), false, Flags::Lazy).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
+        }
+        for (ty, f) in own {
+            let vec = tuning::vec(ty.size());
+            for wide in [false, true] {
+                v.push(KernelKey {
+                    functor: None,
+                    family: key(ty.size(), wide, Flags::Own).into(),
+                    sources: vec![SourceKey::plain(*ty, vec), f.clone()],
+                });
+            }
         }
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
             for (avec, wide) in [(vec, false), (0, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, false).into(),
+                    family: key(ty.size(), wide, Flags::Apart).into(),
                     sources: vec![
                         SourceKey::plain(ty, avec),
                         SourceKey::plain(ScalarType::U8, avec),
@@ -129,7 +170,7 @@ pub(crate) mod check {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
                 functor: None,
-                family: key(s.ty.size(), false, false).into(),
+                family: key(s.ty.size(), false, Flags::Apart).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });
         }

@@ -195,7 +195,20 @@ fn instances() -> Vec<KernelKey> {
         SourceKey::assuming(&heads, 0),
     ];
     v.extend(segment::check::variants(&flags));
-    v.extend(compact::check::variants(&positions, &flags));
+    // copy_if's flags: a comparison of the f32 values' own column.
+    let below = trace(&[ScalarType::F32], |a, id| {
+        Expr::<f32>::from_node(id, a[0]).lt(0.5f32).cast::<u8>()
+    })
+    .unwrap();
+    let own = [
+        (ScalarType::U32, flags[0].clone()),
+        (ScalarType::U32, flags[1].clone()),
+        (
+            ScalarType::F32,
+            SourceKey::assuming(&Source::map(&[&col(ScalarType::F32)], &below, 10), 4),
+        ),
+    ];
+    v.extend(compact::check::variants(&positions, &flags, &own));
     v.extend(gather::check::variants());
     v.extend(sort::check::variants(&positions));
     v.extend(combine::check::variants());

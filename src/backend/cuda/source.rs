@@ -286,30 +286,20 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         "  DS_DEV T at(u64 i) const {{ return f({}); }}",
         at.join(", ")
     );
-    let _ = writeln!(
-        s,
-        "  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {{"
-    );
-    let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
-    for (i, ty) in cols.iter().enumerate() {
-        let x = ty.name();
-        let _ = writeln!(
-            s,
-            "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
-        );
-    }
-    for (h, &(_, c, p)) in heads.iter().enumerate() {
+    // The body of `vec` and `vec_from` once the columns' elements are in `a0`, ...: the
+    // heads' elements before them (`h0[0]` is `prev`), the random leaves', and `f` of each.
+    let mut body = String::new();
+    for (h, &(_, c, _)) in heads.iter().enumerate() {
         let x = cols[c as usize].name();
         let _ = writeln!(
-            s,
-            "      {x} h{h}[VEC];\n      h{h}[0] = i + {} > 0 ? c{c}[i - 1] : a{c}[0];\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];",
-            param(p)
+            body,
+            "      {x} h{h}[VEC];\n      h{h}[0] = prev{c};\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
         );
     }
     for (q, &(j, ty)) in randoms.iter().enumerate() {
         let (name, code, sd, o) = random_call(j);
         let _ = writeln!(
-            s,
+            body,
             "      {} r{q}[VEC];\n      ds::random_vec<{name}, {code}, VEC>({}, i + {}, r{q});",
             ctype(ty),
             param(sd),
@@ -323,14 +313,69 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         .chain(["i + j".to_string()])
         .collect();
     let _ = writeln!(
-        s,
+        body,
         "#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = f({});",
         vals.join(", ")
     );
+    // Column c's element before row i, where a head reads it (any head's: a head whose own
+    // first row i is flags 1 whatever it reads).
+    let has_before = |c: u32| {
+        let firsts: Vec<String> = heads
+            .iter()
+            .filter(|h| h.1 == c)
+            .map(|&(_, _, p)| format!("i + {} > 0", param(p)))
+            .collect();
+        format!("({})", firsts.join(" || "))
+    };
     let _ = writeln!(
         s,
-        "    }} else {{\n#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = at(i + j);\n    }}\n  }}\n}};"
+        "  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {{"
     );
+    let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
+    for (i, ty) in cols.iter().enumerate() {
+        let x = ty.name();
+        let _ = writeln!(
+            s,
+            "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
+        );
+    }
+    let mut prevs: Vec<u32> = heads.iter().map(|h| h.1).collect();
+    prevs.sort_unstable();
+    prevs.dedup();
+    for &c in &prevs {
+        let x = cols[c as usize].name();
+        let _ = writeln!(
+            s,
+            "      const {x} prev{c} = {} ? c{c}[i - 1] : a{c}[0];",
+            has_before(c)
+        );
+    }
+    s.push_str(&body);
+    let _ = writeln!(
+        s,
+        "    }} else {{\n#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = at(i + j);\n    }}\n  }}"
+    );
+    // A source of one column can be computed from that column's elements, read by the caller
+    // (compaction computes flags from the values it staged): `vec_from` takes them and the
+    // column's element before row i (`before(i)`, read where PREV).
+    if cols.len() == 1 {
+        let x = cols[0].name();
+        let _ = writeln!(s, "  static constexpr bool PREV = {};", !heads.is_empty());
+        if !heads.is_empty() {
+            let _ = writeln!(
+                s,
+                "  DS_DEV {x} before(u64 i) const {{ return {} ? c0[i - 1] : c0[i]; }}",
+                has_before(0)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  template <int VEC>\n  DS_DEV void vec_from(u64 i, const {x} (&a0)[VEC], const {x} prev0, T (&v)[VEC]) const {{"
+        );
+        s.push_str(&body);
+        let _ = writeln!(s, "  }}");
+    }
+    let _ = writeln!(s, "}};");
     s
 }
 
@@ -355,6 +400,16 @@ mod tests {
         assert!(s.contains("const u32 h0"), "{s}");
         assert!(s.contains("(i + p0 > 0 ? c0[i - 1] : c0[i])"), "{s}");
         assert!(s.contains("ds::same_bits(a0, h0)"), "{s}");
+        // One column: computable from the caller's elements of it, with the one before.
+        assert!(s.contains("static constexpr bool PREV = true;"), "{s}");
+        assert!(
+            s.contains("before(u64 i) const { return (i + p0 > 0) ? c0[i - 1] : c0[i]; }"),
+            "{s}"
+        );
+        assert!(
+            s.contains("void vec_from(u64 i, const u32 (&a0)[VEC], const u32 prev0"),
+            "{s}"
+        );
         assert_eq!(heads.params, [3]);
     }
 }

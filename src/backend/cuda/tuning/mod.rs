@@ -244,6 +244,13 @@ pub(crate) fn compact_l1() -> bool {
     knob("compact_l1", 1) != 0
 }
 
+/// Whether compaction computes lazy flags that read only the values' own column from the
+/// values it staged (see `ds_compact`), reading the column once: on. (`DEVSEQ_TUNE` knob
+/// `compact_own`, 0 for off: the flags then load the column again, through L1.)
+pub(crate) fn compact_own() -> bool {
+    knob("compact_own", 1) != 0
+}
+
 /// Targets larger than this many bytes (by default the L2 cache's) may have their scatter
 /// partitioned (src/cuda/gather.rs). Measured on an H200 (50 MB of L2; 2026-11-22, run 27):
 /// a random permutation of 2^24 floats (64 MB) 0.48 ms against 0.84 written directly, 2^28
