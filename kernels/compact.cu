@@ -7,12 +7,10 @@
 #include "block/scan.cuh"
 
 // out[k] = the k-th element whose flag is nonzero; *total = their count. K counts (u32 where
-// n < 2^32). L1: the values' copies to shared memory also fill the L1 cache, where the flags
-// are computed from the same column (copy_if's `x < c`, dedup's head flags), so that their
-// loads hit there rather than in L2. OWN: the flags are a lazy source whose one column is the
-// values' own (the same elements from the same row), so they are computed from the staged
-// values (its `vec_from`) and the column is read once.
-template <class S, class Fl, class K, int BLOCK, int R, int MINB, bool L1, bool OWN>
+// n < 2^32). OWN: the flags are a lazy source whose one column is the values' own (the same
+// elements from the same row: copy_if's `x < c`, dedup's head flags), so they are computed
+// from the staged values (its `vec_from`) and the column is read once.
+template <class S, class Fl, class K, int BLOCK, int R, int MINB, bool OWN>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_compact(const S s, const Fl flags, const CompactParams p) {
   using namespace ds;
@@ -28,7 +26,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // while the flags are counted and the look-back runs: holding them in registers through
   // the look-back limited the kernel to 2 blocks a multiprocessor.
   __shared__ __align__(16) T stage[BLOCK * R * VEC];
-  src_stage<BLOCK, R, VEC, L1 && !OWN>(s, n, tb, stage, T{});
+  src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
   // The thread's flags as one mask (bit r * VEC + j for item j of round r) and its kept count
   // of each round: the scan runs over R counts a thread, not R x VEC items.
   u32 mask = 0;
@@ -36,26 +34,36 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   {
     u8 fl[R][VEC];
     if constexpr (OWN) {
-      // The element before the tile, for flags that compare neighbours, is read while the
-      // copies are in flight; the others' come from the stage once every copy has landed.
-      T before{};
-      if constexpr (Fl::PREV)
-        if (threadIdx.x == 0) before = flags.before(tb);
-      stage_wait();
-      __syncthreads();
+      // Flags that compare neighbours need the element before each thread's vector: the
+      // previous lane's last, or for a warp's first lane its own load of it (issued while the
+      // copies are in flight), so that no thread waits for copies but its own.
+      constexpr bool PREV = Fl::PREV;
+      const int lane = lane_id();
+      T first[R];
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
+        first[r] = T{};
+        const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
+        if constexpr (PREV)
+          if (lane == 0 && i < n) first[r] = flags.before(i);
+      }
+      stage_wait();
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
         T v[VEC];
         staged_round<BLOCK, VEC>(stage, r, v);
-        T prev{};
-        if constexpr (Fl::PREV) prev = k == 0 ? before : stage[k - 1];
-        flags.template vec_from<VEC>(tb + k, v, prev, fl[r]);
+        T prev = first[r];
+        if constexpr (PREV) {
+          const T up = shfl_up(v[VEC - 1], 1);
+          if (lane != 0) prev = up;
+        }
+        flags.template vec_from<VEC>(i, v, prev, fl[r]);
         // Items past n have no flag.
-        if (tb + k + VEC > n) {
+        if (i + VEC > n) {
 #pragma unroll
           for (int j = 0; j < VEC; ++j)
-            if (tb + k + j >= n) fl[r][j] = 0;
+            if (i + j >= n) fl[r][j] = 0;
         }
       }
     } else {

@@ -90,13 +90,12 @@ DS_DEV void src_elementwise(const S& s, u64 n, u64 tb, typename S::T (&x)[R][VEC
 // A tile into shared memory, element k of the tile at t[k], each thread the items it holds in
 // src_rounds (stage_rounds' layout): a plain column by asynchronous copies (stage_rounds), any
 // other source computed and stored. A thread reads back only what it wrote, after stage_wait.
-// (L1: as stage_rounds'.)
-template <int BLOCK, int R, int VEC, bool L1 = false, class S>
+template <int BLOCK, int R, int VEC, class S>
 DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T fill) {
   typedef typename S::T T;
   constexpr int BYTES = VEC * sizeof(T);
   if constexpr (S::PLAIN && (BYTES == 4 || BYTES == 8 || BYTES == 16)) {
-    stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value, L1>(s.p, n, tb, t, fill);
+    stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.p, n, tb, t, fill);
   } else {
 #pragma unroll
     for (int r = 0; r < R; ++r) {

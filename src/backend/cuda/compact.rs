@@ -28,14 +28,13 @@ impl Template for CompactKey {
     const FILE: &'static str = "compact.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_compact<{}, {}, {}, {}, {}, {}, {}, {}>",
+            "ds_compact<{}, {}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
             if self.wide { "u64" } else { "u32" },
             self.block,
             self.rounds,
             self.minb,
-            self.l1,
             self.own
         )
     }
@@ -51,39 +50,23 @@ fn shape(size: usize, wide: bool) -> tuning::Shape {
     sh
 }
 
-/// How the flags relate to the values (`Lazy` and `Own` only where the values are a stored
-/// column).
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Flags {
-    /// Stored, or the values are lazy.
-    Apart,
-    /// Lazy, reading other columns too (or instead): the staging may leave the values' lines in
-    /// L1 for them.
-    Lazy,
-    /// Lazy, reading the values' column alone, from the same row: computed from the staged
-    /// values.
-    Own,
-}
-
-impl Flags {
-    fn of(src: &Source, flags: &Source) -> Flags {
-        match (src.as_column(), flags.as_column()) {
-            (Some(c), None) if flags.reads_only(c) && tuning::compact_own() => Flags::Own,
-            (Some(_), None) => Flags::Lazy,
-            _ => Flags::Apart,
-        }
+/// Whether the flags are lazy and read only the values' column (a stored one), from the same
+/// rows: the kernel then computes them from the values it staged.
+fn own_flags(src: &Source, flags: &Source) -> bool {
+    match (src.as_column(), flags.as_column()) {
+        (Some(c), None) => flags.reads_only(c) && tuning::compact_own(),
+        _ => false,
     }
 }
 
-fn key(size: usize, wide: bool, flags: Flags) -> CompactKey {
+fn key(size: usize, wide: bool, own: bool) -> CompactKey {
     let sh = shape(size, wide);
     CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
         minb: tuning::compact_min_blocks(),
-        l1: flags == Flags::Lazy && tuning::compact_l1(),
-        own: flags == Flags::Own,
+        own,
     }
 }
 
@@ -101,7 +84,7 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     let wide = n as u64 >= u32::MAX as u64;
     let sh = shape(size, wide);
     let k = gpu.kernel(
-        key(size, wide, Flags::of(src, flags)),
+        key(size, wide, own_flags(src, flags)),
         &[(src, vec), (flags, vec)],
     )?;
     let total = gpu.mailbox()?;
@@ -139,7 +122,7 @@ pub(crate) mod check {
             let (ty, vec) = (ScalarType::U32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: key(ty.size(), false, Flags::Lazy).into(),
+                family: key(ty.size(), false, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -148,7 +131,7 @@ pub(crate) mod check {
             for wide in [false, true] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, Flags::Own).into(),
+                    family: key(ty.size(), wide, true).into(),
                     sources: vec![SourceKey::plain(*ty, vec), f.clone()],
                 });
             }
@@ -158,7 +141,7 @@ pub(crate) mod check {
             for (avec, wide) in [(vec, false), (0, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, Flags::Apart).into(),
+                    family: key(ty.size(), wide, false).into(),
                     sources: vec![
                         SourceKey::plain(ty, avec),
                         SourceKey::plain(ScalarType::U8, avec),
@@ -170,7 +153,7 @@ pub(crate) mod check {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
                 functor: None,
-                family: key(s.ty.size(), false, Flags::Apart).into(),
+                family: key(s.ty.size(), false, false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });
         }

@@ -122,10 +122,9 @@ families! {
     SegReduce(SegReduceKey { op: Op, wide: bool, keys: bool, block: u32, rounds: u32, minb: u32 }),
     /// Head flags of runs (`kernels/segment.cu`).
     HeadFlags(HeadFlagsKey { block: u32 }),
-    /// Stream compaction (`kernels/compact.cu`); `wide`: 64-bit counts; `l1`: the staged
-    /// values also fill the L1 cache (for lazy flags that read their column again); `own`:
-    /// the flags are computed from the staged values (lazy flags over the values' column alone).
-    Compact(CompactKey { wide: bool, block: u32, rounds: u32, minb: u32, l1: bool, own: bool }),
+    /// Stream compaction (`kernels/compact.cu`); `wide`: 64-bit counts; `own`: the flags are
+    /// computed from the staged values (lazy flags over the values' column alone).
+    Compact(CompactKey { wide: bool, block: u32, rounds: u32, minb: u32, own: bool }),
     /// Gather (`kernels/gather.cu`).
     Gather(GatherKey { block: u32, vec: u32, rounds: u32 }),
     /// Scatter (`kernels/gather.cu`).

@@ -236,14 +236,6 @@ pub(crate) fn compact_min_blocks() -> u32 {
     knob("compact_minb", 4)
 }
 
-/// Whether compaction stages its values through the L1 cache when its flags are lazy (see
-/// `ds_compact`): on. At 2^28 on an H100 (2026-11-24, run 99; 3 blocks a multiprocessor)
-/// copy_if_f32 0.728 ms against 0.834 off, unique_u32 0.729 against 0.837: the flags' second
-/// read of the column hits L1 instead of L2. (`DEVSEQ_TUNE` knob `compact_l1`, 0 for off.)
-pub(crate) fn compact_l1() -> bool {
-    knob("compact_l1", 1) != 0
-}
-
 /// Whether compaction computes lazy flags that read only the values' own column from the
 /// values it staged (see `ds_compact`), reading the column once: on. (`DEVSEQ_TUNE` knob
 /// `compact_own`, 0 for off: the flags then load the column again, through L1.)
