@@ -169,26 +169,22 @@ template <class Op, class C, class K> struct SegCountCombine {
   }
 };
 
-// A thread's items of a tile and their head flags as a mask (bit r * VEC + j for item j of
-// round r; element 0 is a head), with `valid` the mask of items before the end. A whole tile
-// (W: it ends at or before n) loads vectors without bounds tests; the last one goes through
-// src_rounds, items past the end neither heads nor valid. Compiled once for each: a runtime
-// `whole` test picks. (The per-item 64-bit bounds tests and flag loads of a first form were
-// half of segmented_reduce's instructions: 99 a tile element at 2^28 f32 on an H100,
-// 2026-11-24, where CUB's ReduceByKey runs 41.)
-template <bool W, int BLOCK, int R, int VEC, class S, class Fl>
-DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (&raw)[R][VEC],
-                     u32& heads, u32& valid) {
+// A thread's head flags of a tile as a mask (bit r * VEC + j for item j of round r; element 0
+// is a head), with `valid` the mask of items before the end. A whole tile (W: it ends at or
+// before n) loads vectors without bounds tests; the last one goes through src_rounds, items
+// past the end neither heads nor valid. Compiled once for each: a runtime `whole` test picks.
+// (The per-item 64-bit bounds tests and flag loads of a first form were half of
+// segmented_reduce's instructions: 99 a tile element at 2^28 f32 on an H100, 2026-11-24, where
+// CUB's ReduceByKey runs 41.)
+template <bool W, int BLOCK, int R, int VEC, class Fl>
+DS_DEV void seg_heads(const Fl& flags, u64 n, u64 tb, u32& heads, u32& valid) {
   static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
   u8 fl[R][VEC];
   if constexpr (W) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) s.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), raw[r]);
-#pragma unroll
     for (int r = 0; r < R; ++r) flags.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), fl[r]);
     valid = FULL >> (32 - R * VEC);
   } else {
-    src_rounds<BLOCK, R, VEC>(s, n, tb, raw, typename S::T{});
     src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
     valid = 0;
 #pragma unroll
@@ -205,6 +201,20 @@ DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (
       if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
   if (tb == 0 && threadIdx.x == 0) heads |= 1u;
   heads &= valid;
+}
+
+// The thread's items of a tile (whole: vectors without bounds tests; else src_rounds) and
+// their head flags (seg_heads).
+template <bool W, int BLOCK, int R, int VEC, class S, class Fl>
+DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (&raw)[R][VEC],
+                     u32& heads, u32& valid) {
+  if constexpr (W) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) s.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), raw[r]);
+  } else {
+    src_rounds<BLOCK, R, VEC>(s, n, tb, raw, typename S::T{});
+  }
+  seg_heads<W, BLOCK, R, VEC>(flags, n, tb, heads, valid);
 }
 
 // The per-thread steps of ds_segscan and ds_segreduce, each compiled twice: W (a whole tile)
@@ -290,10 +300,13 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 end
 // this one) elsewhere. `out` must not overlap the values (a block reads before its tile:
 // SegTail).
 //
-// Each thread holds its items as values and a mask of head bits (seg_load), folds each round's
-// items (seg_fold) and scans the rounds' (value, head) pairs over the tile and the tiles
-// before it; then each item's output follows from its round's prefix. (A first form held a
-// (value, flag) pair an item: 16 bytes for 8-byte values, which spilled.)
+// Each thread's items (8-byte ones; smaller ones stay in registers) wait in shared memory
+// (copied asynchronously where they are a stored column, as the plain scan's) while it takes
+// its head flags as a mask (seg_heads), folds each
+// round's items (seg_fold) and scans the rounds' (value, head) pairs over the tile and the
+// tiles before it; then it reads its items again and each one's output follows from its
+// round's prefix. (A first form held a (value, flag) pair an item, 16 bytes for 8-byte values,
+// which spilled; a second held the values in registers through the look-back.)
 template <class S, class Fl, class Op, int BLOCK, int R, int MINB, bool EXCL>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segscan(const S s, const Fl flags, const SegScanParams p) {
@@ -304,6 +317,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
   constexpr u64 TILE = (u64)BLOCK * R * VEC;
+  // 8-byte items wait in shared memory; smaller ones stay in registers (their tile with the
+  // read-back and the scan's scratch would pass the 48 KB of static shared memory).
+  constexpr bool STAGED = sizeof(T) == 8;
   const F f{};
   const u64 n = p.n;
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
@@ -311,17 +327,30 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const bool whole = tb + TILE <= n;
   Slot* status = (Slot*)p.status;
   __shared__ SegTail<T> s_tail;
+  __shared__ __align__(16) T stage[STAGED ? TILE : 1];
   if (warp_id() == 0) s_tail.stage(s, flags, tb);
-  T raw[R][VEC];
+  if constexpr (STAGED) src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
   u32 heads, valid;
   V a[R];
-  if (whole) {
-    seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
-    seg_fold<true, Op, F>(raw, heads, valid, a);
+  T raw[R][VEC];
+  if constexpr (STAGED) {
+    if (whole)
+      seg_heads<true, BLOCK, R, VEC>(flags, n, tb, heads, valid);
+    else
+      seg_heads<false, BLOCK, R, VEC>(flags, n, tb, heads, valid);
+    stage_wait();
+#pragma unroll
+    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
   } else {
-    seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
-    seg_fold<false, Op, F>(raw, heads, valid, a);
+    if (whole)
+      seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
+    else
+      seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
   }
+  if (whole)
+    seg_fold<true, Op, F>(raw, heads, valid, a);
+  else
+    seg_fold<false, Op, F>(raw, heads, valid, a);
   tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](V total) {
     const V tail = s_tail.fold(tb, f);
     if (!tail.f)
@@ -332,6 +361,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
     return tail;
   });
+  if constexpr (STAGED) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+  }
   segscan_emit<EXCL, Op>(raw, heads, a, from_bits<C>(p.init));
   store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }

@@ -166,8 +166,10 @@ pub(crate) fn seg(size: usize) -> Shape {
 /// at 8 rounds x 3 blocks, 440 at 4 x 4 (136 at 8 x 3 with the look-back left out). On an
 /// H100 (2026-11-25, runs 101-102, heads every 1000) an i64 segmented scan of 2^28 took 2.39
 /// ms at 4 x 4 against 3.48 at 8 x 3 (2.75 at 4 x 3), and f64's (a left fold) 2.10 against
-/// 2.04, so floats keep 8 x 3. (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`,
-/// `segscan_rounds8`, `segscan_minb8`.)
+/// 2.04, so floats keep 8 x 3. Since 8-byte items wait in shared memory through the
+/// look-back (2026-11-25, run 119): i64 2.25 ms at 4 x 4 against 2.28-2.30 at 8 x 3, f64
+/// 1.79-1.80 at 8 x 3. (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`, `segscan_rounds8`,
+/// `segscan_minb8`.)
 pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
     let sh = seg(size);
     if size == 8 && exact {
