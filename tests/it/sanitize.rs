@@ -85,15 +85,11 @@ fn every_kernel_family_once() {
     let heads = s.sort().unwrap().head_flags().unwrap().to_vec().unwrap();
     let mut sorted = xs.clone();
     sorted.sort();
-    assert_eq!(heads.iter().filter(|&&h| h != 0).count(), {
-        let mut u = sorted.clone();
-        u.dedup();
-        u.len()
-    });
+    let mut uniq = sorted.clone();
+    uniq.dedup();
+    assert_eq!(heads.iter().filter(|&&h| h != 0).count(), uniq.len());
     // Compaction with flags computed from its own staged values (head flags, a comparison).
-    let mut u = sorted.clone();
-    u.dedup();
-    assert_eq!(s.sort().unwrap().dedup().unwrap().to_vec().unwrap(), u);
+    assert_eq!(s.sort().unwrap().dedup().unwrap().to_vec().unwrap(), uniq);
     let neg = s
         .compact(&s.map(|x| x.lt(0)).unwrap())
         .unwrap()
