@@ -667,6 +667,57 @@ fn adopted_slices_are_counted_and_freed() {
 /// Here, not among the other error tests: the free memory checked at the end is the
 /// process's, and other tests' allocations would show in it.
 #[test]
+fn reused_buffers_hold_only_what_each_call_writes() {
+    // Dropped buffers of up to 32 MiB are kept and handed to the next request of their size
+    // class: every result must still be exactly what its own call wrote, never a leftover of
+    // an earlier one, at sizes on both sides of the class edges and of the largest kept buffer
+    // (elements of 4 bytes: 128 elements fill the smallest class, 2^23 the largest).
+    let _one = alone();
+    let d = dev();
+    d.synchronize().unwrap();
+    let before = d.memory_in_use();
+    let lens = [
+        1usize,
+        127,
+        128,
+        129,
+        1000,
+        1024,
+        1025,
+        (1 << 18) - 1,
+        1 << 18,
+        (1 << 18) + 1,
+        (1 << 23) - 1,
+        1 << 23,
+        (1 << 23) + 1,
+    ];
+    for round in 0..3u32 {
+        for &n in lens.iter().chain(lens.iter().rev()) {
+            let xs = DeviceSeq::<u32>::sequence(&d, n)
+                .unwrap()
+                .map(move |i| i * 3u32 + round)
+                .unwrap()
+                .copy()
+                .unwrap();
+            let want: Vec<u32> = (0..n as u32).map(|i| i * 3 + round).collect();
+            assert_eq!(xs.to_vec().unwrap(), want, "copy of {n} in round {round}");
+            // A scan's temporaries (look-back words, partials) come from the kept buffers too.
+            let scan: Vec<u32> = want
+                .iter()
+                .scan(0u32, |a, &x| {
+                    *a = a.wrapping_add(x);
+                    Some(*a)
+                })
+                .collect();
+            let got = xs.inclusive_scan(Op::Add).unwrap().to_vec().unwrap();
+            assert_eq!(got, scan, "scan of {n} in round {round}");
+        }
+    }
+    d.synchronize().unwrap();
+    assert_eq!(d.memory_in_use(), before, "kept buffers are not in use");
+}
+
+#[test]
 fn out_of_memory_is_an_error() {
     let _one = alone();
     let d = dev();

@@ -7,7 +7,7 @@
 //! is recorded or waited for at each launch.
 
 use super::jit::Jit;
-use super::mem::{Mailboxes, MemStats, Raw};
+use super::mem::{Mailboxes, Pool, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
 use crate::error::{Error, Result};
@@ -83,8 +83,9 @@ pub(crate) struct Gpu {
     pub name: String,
     pub arch: Arch,
     pub jit: Arc<Jit>,
-    /// Bytes of live buffers (sequences and temporaries), and their high-water mark.
-    pub mem: Arc<MemStats>,
+    /// Bytes of live buffers (sequences and temporaries), their high-water mark, and the
+    /// buffers kept for reuse.
+    pub mem: Arc<Pool>,
     /// The single-pass kernels' tile counter and look-back words, the reductions' partials.
     pub passes: StreamState,
     /// Small results that kernels leave for the host.
@@ -133,7 +134,7 @@ impl Gpu {
         let name = ctx.name().cuda("cuDeviceGetName")?;
         super::mem::keep_pool_memory(&ctx)?;
         let jit = Jit::for_device(&ctx, arch)?;
-        let mem = Arc::new(MemStats::default());
+        let mem = Arc::new(Pool::default());
         let (passes, staging) = (StreamState::new(&stream)?, Raw::pinned(&ctx, 4096)?);
         Ok(Arc::new_cyclic(|me| Gpu {
             passes,
