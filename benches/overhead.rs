@@ -49,7 +49,6 @@ impl Bench {
         }
         self.dev.synchronize()?;
         let mut submit = Vec::with_capacity(BATCHES);
-        let mut waits = false;
         for _ in 0..BATCHES {
             // Several milliseconds of GPU work queued first: the batch's calls queue behind it.
             let busy = self.busy.reduce_to_seq(Op::Add)?;
@@ -57,10 +56,7 @@ impl Bench {
             for _ in 0..BATCH {
                 f()?;
             }
-            let us = t0.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
-            // A batch that took as long as the busy work waited for it.
-            waits |= us * BATCH as f64 > 1000.0 && self.dev.is_cuda();
-            submit.push(us);
+            submit.push(t0.elapsed().as_secs_f64() * 1e6 / BATCH as f64);
             drop(busy);
             self.dev.synchronize()?;
         }
@@ -72,6 +68,9 @@ impl Bench {
                 Ok(t0.elapsed().as_secs_f64() * 1e6)
             })
             .collect::<Result<Vec<f64>>>()?;
+        let submit = median(submit);
+        // A batch that took as long as the busy work (several milliseconds) waited for it.
+        let waits = submit * BATCH as f64 > 1000.0 && self.dev.is_cuda();
         let event = (0..BATCHES)
             .map(|_| Ok(self.dev.time(&f)? * 1e3))
             .collect::<Result<Vec<f64>>>()?;
@@ -79,7 +78,7 @@ impl Bench {
             "{:<30} n=2^{:<2} submit {:8.2} us  latency {:8.2} us  event {:8.2} us{}",
             name,
             lg,
-            median(submit),
+            submit,
             median(latency),
             median(event),
             if waits { "  waits" } else { "" }
