@@ -43,14 +43,14 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         first[r] = T{};
-        const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
+        const u64 i = item_index<BLOCK, VEC>(tb, r, 0);
         if constexpr (PREV)
           if (lane == 0 && i < n) first[r] = flags.before(i);
       }
       stage_wait();
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
+        const u64 i = item_index<BLOCK, VEC>(tb, r, 0);
         T v[VEC];
         staged_round<BLOCK, VEC>(stage, r, v);
         T prev = first[r];

@@ -241,6 +241,23 @@ DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
   }
 }
 
+// ds_segscan's items of the thread (from the stage where STAGED, else loaded), their heads
+// and each round's fold, for a whole tile (W) or the last.
+template <bool W, bool STAGED, class Op, class F, int BLOCK, class S, class Fl, class T, class V,
+          int R, int VEC>
+DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, const T* stage,
+                         T (&raw)[R][VEC], u32& heads, u32& valid, V (&a)[R]) {
+  if constexpr (STAGED) {
+    seg_heads<W, BLOCK, R, VEC>(flags, n, tb, heads, valid);
+    stage_wait();
+#pragma unroll
+    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+  } else {
+    seg_load<W, BLOCK>(s, flags, n, tb, raw, heads, valid);
+  }
+  seg_fold<W, Op, F>(raw, heads, valid, a);
+}
+
 // The segmented scan's outputs in place of the items, given each round's prefix a[r] (the
 // value before it, of its segment where the round's first item is no head): inclusive, or
 // with EXCL exclusive (`init` at heads, else init op the segment's items before). Items past
@@ -333,24 +350,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   u32 heads, valid;
   V a[R];
   T raw[R][VEC];
-  if constexpr (STAGED) {
-    if (whole)
-      seg_heads<true, BLOCK, R, VEC>(flags, n, tb, heads, valid);
-    else
-      seg_heads<false, BLOCK, R, VEC>(flags, n, tb, heads, valid);
-    stage_wait();
-#pragma unroll
-    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
-  } else {
-    if (whole)
-      seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
-    else
-      seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
-  }
   if (whole)
-    seg_fold<true, Op, F>(raw, heads, valid, a);
+    segscan_take<true, STAGED, Op, F, BLOCK>(s, flags, n, tb, stage, raw, heads, valid, a);
   else
-    seg_fold<false, Op, F>(raw, heads, valid, a);
+    segscan_take<false, STAGED, Op, F, BLOCK>(s, flags, n, tb, stage, raw, heads, valid, a);
   tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](V total) {
     const V tail = s_tail.fold(tb, f);
     if (!tail.f)

@@ -28,6 +28,36 @@ macro_rules! int_tests {
                 ((0..n).map(|_| pick(r)).collect(), (0..n).map(|_| pick(r)).collect())
             }
             #[test]
+            fn division_by_constants() {
+                // Unsigned division by a constant runs as a multiplication on the GPU where
+                // both operands fit 32 bits (a multiplier the host computes); the rest divides.
+                let mut r = Rng::new(concat!(stringify!($t), " by constants"));
+                let divisors: Vec<$t> = [
+                    0u64, 1, 2, 3, 7, 10, 255, 256, 641, 65_535, 65_537, (1 << 31) - 1, 1 << 31,
+                    u32::MAX as u64, 1 << 32, (1 << 32) + 1, u64::MAX,
+                ]
+                .iter()
+                .map(|&d| d as $t)
+                .collect();
+                for n in [0, 1, 33, 1025, big(100_003)] {
+                    let xs: Vec<$t> = (0..n)
+                        .map(|i| match r.below(4) {
+                            0 => r.next() as $t,
+                            1 => r.next() as u32 as $t,
+                            2 => divisors[i % divisors.len()].wrapping_mul(r.below(9) as $t).wrapping_sub(r.below(3) as $t),
+                            _ => [<$t>::MAX, <$t>::MIN, u32::MAX as $t, (u32::MAX - 1) as $t][r.below(4) as usize],
+                        })
+                        .collect();
+                    let a = upload(&xs);
+                    for &c in &divisors {
+                        let q: Vec<$t> = xs.iter().map(|&x| if c == 0 { 0 } else { x.wrapping_div(c) }).collect();
+                        let m: Vec<$t> = xs.iter().map(|&x| if c == 0 { x } else { x.wrapping_rem(c) }).collect();
+                        check(a.map(move |x| x / c), q, &format!("x / {c}"));
+                        check(a.map(move |x| x % c), m, &format!("x % {c}"));
+                    }
+                }
+            }
+            #[test]
             fn arithmetic() {
                 let mut r = Rng::new(stringify!($t));
                 for n in n_list() {
@@ -398,6 +428,21 @@ fn long_expression_chains() {
         })
         .collect();
     check(got, want, "long chain");
+    // Unsigned: every `%` by a constant also passes its multiplier, after the constants (in
+    // device memory here: far more than the argument words hold).
+    let xs: Vec<u64> = (0..5000).map(|i| i * 7919).collect();
+    let got = upload(&xs).map(|x| {
+        let mut y = x;
+        for k in 0..200u64 {
+            y = (y * 3 + k) % (1_000_003 + k);
+        }
+        y / 3
+    });
+    let want: Vec<u64> = xs
+        .iter()
+        .map(|&x| (0..200).fold(x, |y, k| (y * 3 + k) % (1_000_003 + k)) / 3)
+        .collect();
+    check(got, want, "long unsigned chain");
 }
 
 /// Of two equal floats `min` and `max` give the first, signed zeros included, as the host
