@@ -243,22 +243,6 @@ template <class C> DS_DEV C rem(C a, C b) {
   if (narrow_operands(a, b)) return (C)((u32)a % (u32)b);
   return (C)(a % b);
 }
-// Unsigned a / d and a % d for a divisor fixed for the launch, m its multiplier from the host
-// (ceil(2^64 / d) for 2 <= d < 2^32, else 0): for a < 2^32 the quotient is the high word of
-// m * a (Lemire, Kaser and Kurz 2019), two multiplications where the GPU's division takes
-// about twenty instructions; else as div and rem.
-template <class C> DS_DEV C div_by(C a, C d, u64 m) {
-  if (m != 0 && ((u64)a >> 32) == 0) {
-    const u32 x = (u32)a;
-    const u64 t = (u64)(u32)(m >> 32) * x + __umulhi((u32)m, x);
-    return (C)(u32)(t >> 32);
-  }
-  return div<C>(a, d);
-}
-template <class C> DS_DEV C rem_by(C a, C d, u64 m) {
-  if (m != 0 && ((u64)a >> 32) == 0) return (C)((u32)a - (u32)div_by<C>(a, d, m) * (u32)d);
-  return rem<C>(a, d);
-}
 template <class C> DS_DEV C bit_and(C a, C b) { return (C)(a & b); }
 template <class C> DS_DEV C bit_or(C a, C b) { return (C)(a | b); }
 template <class C> DS_DEV C bit_xor(C a, C b) { return (C)(a ^ b); }

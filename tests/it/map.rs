@@ -29,8 +29,8 @@ macro_rules! int_tests {
             }
             #[test]
             fn division_by_constants() {
-                // Unsigned division by a constant runs as a multiplication on the GPU where
-                // both operands fit 32 bits (a multiplier the host computes); the rest divides.
+                // Division by constants at the edges of the GPU's 32-bit path (both operands
+                // below 2^32) and of each type, by zero included.
                 let mut r = Rng::new(concat!(stringify!($t), " by constants"));
                 let divisors: Vec<$t> = [
                     0u64, 1, 2, 3, 7, 10, 255, 256, 641, 65_535, 65_537, (1 << 31) - 1, 1 << 31,
@@ -428,8 +428,8 @@ fn long_expression_chains() {
         })
         .collect();
     check(got, want, "long chain");
-    // Unsigned: every `%` by a constant also passes its multiplier, after the constants (in
-    // device memory here: far more than the argument words hold).
+    // Unsigned, each divisor a constant of its own (in device memory here: far more than
+    // the argument words hold).
     let xs: Vec<u64> = (0..5000).map(|i| i * 7919).collect();
     let got = upload(&xs).map(|x| {
         let mut y = x;

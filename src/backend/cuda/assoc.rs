@@ -134,19 +134,12 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
     let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
     let _ = writeln!(s, "  DS_DEV V operator()(const V& a, const V& b) const {{");
-    print_nodes(
-        &mut s,
-        &c.nodes,
-        c.outs[0],
-        "    ",
-        |n| match n.kind {
-            Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
-            Kind::Arg(j) => format!("b.c{}", j as usize - k),
-            Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
-            _ => "0".into(),
-        },
-        |_| None,
-    );
+    print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
+        Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
+        Kind::Arg(j) => format!("b.c{}", j as usize - k),
+        Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
+        _ => "0".into(),
+    });
     let _ = writeln!(s, "    V r;");
     for (j, &o) in c.outs.iter().enumerate() {
         let n = c.nodes[o as usize];

@@ -134,31 +134,6 @@ fn lazy() -> Vec<SourceKey> {
     let long = Source::map(&[&col(ScalarType::I64)], &long, 10);
     assert!(SourceKey::assuming(&long, 2).spill);
     v.push(SourceKey::assuming(&long, 2));
-    // Unsigned division by constants (each with its multiplier after the constants), of every
-    // unsigned type, and a chain whose constants and multipliers spill.
-    macro_rules! by_constants {
-        ($($t:ty => $s:expr),*) => {$({
-            let d = trace(&[$s], |a, id| {
-                let x = Expr::<$t>::from_node(id, a[0]);
-                x / (7 as $t) + x % (10 as $t)
-            })
-            .unwrap();
-            v.push(SourceKey::assuming(&Source::map(&[&col($s)], &d, 10), 1));
-        })*};
-    }
-    by_constants!(u8 => ScalarType::U8, u16 => ScalarType::U16, u32 => ScalarType::U32,
-        u64 => ScalarType::U64);
-    let chain = trace(&[ScalarType::U64], |a, id| {
-        let mut y = Expr::<u64>::from_node(id, a[0]);
-        for k in 0..100u64 {
-            y = (y * 3 + k) % (1_000_003 + k);
-        }
-        y
-    })
-    .unwrap();
-    let chain = Source::map(&[&col(ScalarType::U64)], &chain, 10);
-    assert!(SourceKey::assuming(&chain, 2).spill);
-    v.push(SourceKey::assuming(&chain, 2));
     // Random leaves of every kind and type, whole and sliced, and one mapped.
     use crate::random::Rand;
     for (r, t) in [

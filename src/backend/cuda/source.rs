@@ -3,17 +3,16 @@
 //!
 //! A stored column is `ds::Col<T, AVEC>` (kernels/block/source.cuh): one pointer. A lazy
 //! source is a struct printed for its expression: a pointer for each column, a `u64` for each
-//! constant (and one for each constant divisor's multiplier, which the host computes), and
-//! `at`/`vec` that load the columns' elements and compute the expression. Its argument words
-//! are the columns' addresses, then the constants, then the multipliers, all 8 bytes each, as
-//! the struct lays them out. An expression with more constants than the argument words hold keeps
+//! constant, and `at`/`vec` that load the columns' elements and compute the expression. Its
+//! argument words are the columns' addresses, then the constants, all 8 bytes each, as the
+//! struct lays them out. An expression with more constants than the argument words hold keeps
 //! them in device memory instead (`pp`, one word: a buffer written before the launch and
 //! freed on the stream after it), so any closure runs, however long.
 
 use super::gpu::Gpu;
 use super::mem::{Buffer, column_ptr};
 use crate::error::{Error, Result};
-use crate::expr::cuda::{constant_divisors, ctype, divisor_magic, print_nodes};
+use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::{Graph, Kind};
 use crate::item::ScalarType;
 use crate::source::Source;
@@ -116,33 +115,7 @@ pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
 /// Whether `src`'s constants go to device memory: its columns and constants together are more
 /// than the argument words hold.
 fn spills(src: &Source) -> bool {
-    src.columns.len() + param_words(&src.graph) + constant_divisors(&src.graph.nodes).len()
-        > MAX_WORDS
-}
-
-/// The constants' words of a source of graph `g` (its highest parameter and one); the
-/// multipliers of its constant divisors come after them.
-fn param_words(g: &Graph) -> usize {
-    g.nodes
-        .iter()
-        .flat_map(|n| match n.kind {
-            Kind::Param(k) | Kind::Head(_, k) => vec![k as usize + 1],
-            Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
-            _ => vec![],
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// The words after a source's constants: one multiplier for each constant divisor.
-fn magic_words(src: &Source) -> Vec<u64> {
-    constant_divisors(&src.graph.nodes)
-        .into_iter()
-        .map(|(i, p)| {
-            let bits = src.params.get(p as usize).copied().unwrap_or(0);
-            divisor_magic(src.graph.nodes[i].ty, bits)
-        })
-        .collect()
+    src.columns.len() + src.params.len() > MAX_WORDS
 }
 
 /// The argument words of `src`, and the buffer of its constants where they spill (to be
@@ -160,15 +133,11 @@ pub(crate) fn args(gpu: &Gpu, src: &Source) -> Result<(SourceArgs, Option<Buffer
     for (w, c) in words.iter_mut().zip(&src.columns) {
         *w = column_ptr(c)?.0;
     }
-    // The constants, then their divisors' multipliers from word `param_words` on.
-    let mut consts = src.params.clone();
-    consts.resize(param_words(&src.graph), 0);
-    consts.extend(magic_words(src));
     if !spills(src) {
-        words[cols..cols + consts.len()].copy_from_slice(&consts);
+        words[cols..cols + src.params.len()].copy_from_slice(&src.params);
         return Ok((SourceArgs { words }, None));
     }
-    let bytes: Vec<u8> = consts.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let bytes: Vec<u8> = src.params.iter().flat_map(|p| p.to_le_bytes()).collect();
     let buf = Buffer::new(gpu, bytes.len())?;
     gpu.write(&buf, &bytes)?;
     words[cols] = buf.ptr().0;
@@ -226,8 +195,16 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         Kind::Random(r, sd, o) => (g.nodes[j].ty.name(), r.code(), sd, o),
         _ => ("u32", 0, 0, 0),
     };
-    let params = param_words(g);
-    let divisors = constant_divisors(&g.nodes);
+    let params = g
+        .nodes
+        .iter()
+        .flat_map(|n| match n.kind {
+            Kind::Param(k) | Kind::Head(_, k) => vec![k as usize + 1],
+            Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
+            _ => vec![],
+        })
+        .max()
+        .unwrap_or(0);
     let t = key.ty.name();
     let mut s = String::new();
     let _ = writeln!(s, "struct S{k} {{");
@@ -240,7 +217,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     if key.spill {
         let _ = writeln!(s, "  const u64* __restrict__ pp;");
     } else {
-        for i in 0..params + divisors.len() {
+        for i in 0..params {
             let _ = writeln!(s, "  u64 p{i};");
         }
     }
@@ -265,34 +242,24 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     }
     args.push("const u64 row".into());
     let _ = writeln!(s, "  DS_DEV T f({}) const {{", args.join(", "));
-    let out = print_nodes(
-        &mut s,
-        &g.nodes,
-        g.out,
-        "    ",
-        |n| match n.kind {
-            Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
-            Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
-            Kind::Index => "row".into(),
-            Kind::Head(c, p) => {
-                let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
-                let col = heads.get(h).map_or(0, |x| x.1);
-                format!(
-                    "(u8)((row + {} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)",
-                    param(p)
-                )
-            }
-            Kind::Random(..) => {
-                let q = randoms.iter().position(|x| g.nodes[x.0] == *n).unwrap_or(0);
-                format!("r{q}")
-            }
-            _ => "0".into(),
-        },
-        |i| {
-            let q = divisors.iter().position(|d| d.0 == i)?;
-            Some(param((params + q) as u32))
-        },
-    );
+    let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
+        Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
+        Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
+        Kind::Index => "row".into(),
+        Kind::Head(c, p) => {
+            let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
+            let col = heads.get(h).map_or(0, |x| x.1);
+            format!(
+                "(u8)((row + {} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)",
+                param(p)
+            )
+        }
+        Kind::Random(..) => {
+            let q = randoms.iter().position(|x| g.nodes[x.0] == *n).unwrap_or(0);
+            format!("r{q}")
+        }
+        _ => "0".into(),
+    });
     // A computed result leaves as its type's one NaN where it is NaN (as on the host).
     let out = if g.out_is_computed() {
         format!("ds::canon({out})")
@@ -444,39 +411,5 @@ mod tests {
             "{s}"
         );
         assert_eq!(heads.params, [3]);
-    }
-
-    #[test]
-    fn constant_divisors_pass_their_multipliers_after_the_constants() {
-        use crate::expr::trace;
-        use crate::item::Expr;
-        // x % 10 + x / 3 (u64) and i % 7 (u32, of a sequence): constants p0..p2, then one
-        // multiplier a divisor in the order of the nodes.
-        let t = trace(&[ScalarType::U64], |a, id| {
-            let x = Expr::<u64>::from_node(id, a[0]);
-            x % 10u64 + x / 3u64
-        })
-        .unwrap();
-        let col = Column::new(ScalarType::U64, Arc::new(NoMemory), 10);
-        let src = Source::map(&[&Source::column(col)], &t, 10);
-        assert_eq!(src.params, [10, 3]);
-        assert_eq!(
-            magic_words(&src),
-            [u64::MAX / 10 + 1, u64::MAX / 3 + 1],
-            "multipliers in node order"
-        );
-        let s = cpp_struct(&SourceKey::assuming(&src, 2), 0);
-        assert!(s.contains("u64 p3;") && !s.contains("u64 p4;"), "{s}");
-        assert!(s.contains("ds::rem_by<u64>(v0, v1, p2)"), "{s}");
-        assert!(s.contains("ds::div_by<u64>(v0, v3, p3)"), "{s}");
-        // A signed division divides as before.
-        let t = trace(&[ScalarType::I32], |a, id| {
-            Expr::<i32>::from_node(id, a[0]) % 10
-        })
-        .unwrap();
-        let col = Column::new(ScalarType::I32, Arc::new(NoMemory), 10);
-        let src = Source::map(&[&Source::column(col)], &t, 10);
-        assert!(magic_words(&src).is_empty());
-        assert!(cpp_struct(&SourceKey::assuming(&src, 2), 0).contains("ds::rem<i32>"));
     }
 }
