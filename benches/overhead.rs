@@ -14,7 +14,7 @@
 //! The `driver` lines do through cudarc alone what the crate's copy does (allocate, copy,
 //! free in stream order): the floor that the crate's own code adds to. On the host backend the
 //! same lines show the host's call costs. Arguments other than `--bench` are substrings that
-//! select lines by name. docs/performance.md ("Call overhead") records the figures.
+//! select lines by name. docs/performance.md ("Runs 124-132") records the figures.
 
 use devseq::{Device, DeviceSeq, Op, Result};
 use std::time::Instant;

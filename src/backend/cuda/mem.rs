@@ -57,8 +57,8 @@ const KEEP_BUFFER: usize = 32 << 20;
 const KEEP_BYTES: usize = 256 << 20;
 
 /// The bytes allocated for a request of `bytes`: up to the next multiple of an eighth of the
-/// next power of two (at least 512), so that nearby sizes share a class (at most a quarter
-/// more than asked); the exact size beyond what a pool keeps.
+/// next power of two (at least 512), so that nearby sizes share a class (at most a quarter,
+/// or 511 bytes, more than asked); the exact size beyond what a pool keeps.
 fn size_class(bytes: usize) -> usize {
     if bytes > KEEP_BUFFER {
         return bytes;
