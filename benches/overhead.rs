@@ -20,7 +20,6 @@ use devseq::{Device, DeviceSeq, Op, Result};
 use std::time::Instant;
 
 mod common;
-use common::hash;
 
 /// Calls a batch, batches a line, calls a latency sample.
 const BATCH: usize = 32;
@@ -100,12 +99,7 @@ fn main() -> Result<()> {
     };
     for lg in lgs {
         let n = 1usize << lg;
-        let idx = DeviceSeq::<u32>::sequence(&dev, n)?.copy()?;
-        let keys = idx.map(hash)?.copy()?;
-        let f = keys
-            .map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?
-            .copy()?;
-        let ints = keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?.copy()?;
+        let common::Inputs { idx, keys, f, ints } = common::inputs(&dev, n)?;
         let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
         let perm = keys.argsort::<u32>()?;
         let base = DeviceSeq::filled(&dev, 0f32, n)?.copy()?;

@@ -68,14 +68,7 @@ fn main() -> Result<()> {
     };
     for lg in lgs {
         let n = 1usize << lg;
-        // Inputs are stored, as the peer's are (a lazy input would be computed inside each
-        // timed primitive instead of read).
-        let idx = DeviceSeq::<u32>::sequence(&dev, n)?.copy()?;
-        let keys = idx.map(hash)?.copy()?;
-        let f = keys
-            .map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?
-            .copy()?;
-        let ints = keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?.copy()?;
+        let common::Inputs { idx, keys, f, ints } = common::inputs(&dev, n)?;
 
         b.run("copy_f32", lg, 8.0, || f.copy().map(drop))?;
         b.run("map_f32", lg, 8.0, || {

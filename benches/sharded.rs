@@ -20,7 +20,7 @@ use devseq::{Device, DeviceGroup, DeviceSeq, Op, Result, ShardedSeq};
 use std::time::Instant;
 
 mod common;
-use common::hash;
+use common::{hash, small_int, unit_float};
 
 /// The inputs over one group: element positions, hashed keys, floats in [0, 1), small ints.
 struct Inputs {
@@ -46,8 +46,8 @@ fn inputs(group: &DeviceGroup, n: usize) -> Result<Inputs> {
     }
     let idx = ShardedSeq::from_shards(group, idx)?;
     let keys = copy(&idx.map(hash)?)?;
-    let f = copy(&keys.map(|x| (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0))?)?;
-    let ints = copy(&keys.map(|x| (x & 1023u32).cast::<i32>() - 512)?)?;
+    let f = copy(&keys.map(unit_float)?)?;
+    let ints = copy(&keys.map(small_int)?)?;
     Ok(Inputs { idx, keys, f, ints })
 }
 

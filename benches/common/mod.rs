@@ -1,6 +1,9 @@
 //! What the benchmarks share: the peer benchmark's input generator.
 
-use devseq::Expr;
+// Each bench compiles this module on its own and uses a part of it.
+#![allow(dead_code)]
+
+use devseq::{Device, DeviceSeq, Expr, Result};
 
 /// The peer's 32-bit mixer (`Hash` in the CUB/Thrust benchmark), as an expression of the
 /// element index.
@@ -25,4 +28,33 @@ pub fn args(default: &[u32]) -> (Vec<String>, Vec<u32>) {
         Err(_) => default.to_vec(),
     };
     (filter, lgs)
+}
+
+/// The peer's floats in [0, 1) from a key's high 24 bits.
+pub fn unit_float(x: Expr<u32>) -> Expr<f32> {
+    (x >> 8u32).cast::<f32>() * (1.0 / 16_777_216.0)
+}
+
+/// The peer's small ints in [-512, 512) from a key's low 10 bits.
+pub fn small_int(x: Expr<u32>) -> Expr<i32> {
+    (x & 1023u32).cast::<i32>() - 512
+}
+
+/// The peer's stored inputs of `n` elements: the element positions, the hashed keys, floats in
+/// [0, 1) and the small ints of the keys.
+pub struct Inputs {
+    pub idx: DeviceSeq<u32>,
+    pub keys: DeviceSeq<u32>,
+    pub f: DeviceSeq<f32>,
+    pub ints: DeviceSeq<i32>,
+}
+
+/// The inputs, stored as the peer's are (a lazy input would be computed inside each timed
+/// primitive instead of read).
+pub fn inputs(dev: &Device, n: usize) -> Result<Inputs> {
+    let idx = DeviceSeq::<u32>::sequence(dev, n)?.copy()?;
+    let keys = idx.map(hash)?.copy()?;
+    let f = keys.map(unit_float)?.copy()?;
+    let ints = keys.map(small_int)?.copy()?;
+    Ok(Inputs { idx, keys, f, ints })
 }
