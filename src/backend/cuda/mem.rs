@@ -144,14 +144,16 @@ fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
     }
 }
 
-/// `bytes` of uninitialized device memory in stream order; out of memory, the pool is trimmed
-/// and the allocation tried once more before `Error::OutOfMemory` (trimmed again then, so a
-/// failed request leaves no memory reserved).
+/// Uninitialized device memory in stream order for a request of `bytes` (its size class,
+/// `size_class`); out of memory, the kept buffers are freed, the pool is trimmed and the
+/// allocation tried once more before `Error::OutOfMemory` with the bytes asked for (trimmed
+/// again then, so a failed request leaves no memory reserved).
 fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
+    let class = size_class(bytes);
     let once = || {
         // SAFETY: the memory is uninitialized; every caller writes what it later reads (a copy,
         // a fill, or a kernel's output) before anything reads it.
-        unsafe { gpu.stream.alloc::<u8>(bytes) }
+        unsafe { gpu.stream.alloc::<u8>(class) }
     };
     match once() {
         Ok(s) => Ok(s),
@@ -206,10 +208,9 @@ impl Buffer {
         let slice = if bytes == 0 {
             None
         } else {
-            let class = size_class(bytes);
-            Some(match gpu.mem.take(class) {
+            Some(match gpu.mem.take(size_class(bytes)) {
                 Some(s) => s,
-                None => alloc(gpu, class)?,
+                None => alloc(gpu, bytes)?,
             })
         };
         Ok(Buffer::owning(gpu, slice, bytes))
