@@ -8,7 +8,8 @@
 //     to their places, grouped by digit so that the writes coalesce.
 // The digits start at bit `lo` of the key: 0 for a sort; scatter partitions indices by their
 // top 8 bits alone (a stable sort on them).
-// Keys are moved as "ordered bits" (block/order.cuh), complemented for a descending sort.
+// Keys are moved as "ordered bits" (block/order.cuh); a descending sort takes their digits
+// complemented (sort_digit), so its loads and stores are an ascending sort's.
 #pragma once
 #include "block/source.cuh"
 #include "block/lookback.cuh"
@@ -19,13 +20,13 @@ namespace ds {
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
 
-// Ordered bits as a sort of direction DESC moves them: complemented for a descending sort
-// (its own inverse, so the last pass undoes it with the same call).
-template <bool DESC, class U> DS_DEV U flip(U b) { return DESC ? (U)~b : b; }
-// The bits a sort moves for key x: its ordered bits, flipped for the direction.
-template <class T, bool DESC> DS_DEV typename key_bits<T>::U sort_bits(T x) {
-  typedef key_bits<T> KB;
-  return flip<DESC>(KB::order(KB::raw(x)));
+// The digit at bit `shift` of ordered bits b, for a sort of direction DESC: complemented for a
+// descending sort (the digit of the complemented key). Complementing the digits, not the
+// keys, leaves a descending pass the ascending one's single load of its input (an ascending
+// pass reads its source or a buffer through one pointer; a flip on one side of that choice
+// measured 4.5% slower).
+template <bool DESC, class U> DS_DEV u32 sort_digit(U b, u32 shift) {
+  return ((u32)(b >> shift) & 255u) ^ (DESC ? 255u : 0u);
 }
 
 // Flags of a pass in the plan.
@@ -89,12 +90,12 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   __syncthreads();
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
-    const U b = sort_bits<T, DESC>(x);
+    const U b = KB::order(KB::raw(x));
     if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
     for (u32 q = 0; q < KP; ++q)
-      if (q < passes) atomicAdd(&s_g[group][q][(u32)(d >> (8 * q)) & 255u], 1u);
+      if (q < passes) atomicAdd(&s_g[group][q][sort_digit<DESC>(d, 8 * q)], 1u);
   };
   // Whole vectors (16 bytes where the keys allow), AHEAD of them loaded before any is
   // counted; then the rest one by one.
@@ -230,12 +231,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   V* vdst = (mode & PASS_TO_A) ? va : vb;
   const u32 shift = p.lo + 8 * pass;
   const int lane = lane_id(), warp = warp_id();
-  auto digit = [&](U b) { return (u32)(b >> shift) & 255u; };
+  auto digit = [&](U b) { return sort_digit<DESC>(b, shift); };
 
   for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
 
-  // Keys in order (j, then lane) within each warp's stretch; missing ones are all ones (digit
-  // 255), and they come after every real key of the tile.
+  // Keys in order (j, then lane) within each warp's stretch; missing ones have digit 255 (all
+  // ones, or for a descending sort all zeros), and they come after every real key of the tile.
   const u64 tb = (u64)tile * TILE;
   const u64 seg = tb + (u64)warp * WARP * ITEMS;
   U key[ITEMS];
@@ -244,8 +245,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   for (int j = 0; j < ITEMS; ++j) {
     const u64 i = seg + (u64)j * WARP + lane;
     const bool valid = i < n;
-    U b = (U)~(U)0;
-    if (valid) b = from_input ? sort_bits<T, DESC>(kin.at(i)) : KB::raw(ksrc[i]);
+    U b = DESC ? (U)0 : (U)~(U)0;
+    if (valid) b = from_input ? KB::order(KB::raw(kin.at(i))) : KB::raw(ksrc[i]);
     key[j] = b;
     if constexpr (VMODE == 1) {
       val[j] = valid ? (from_input ? vin.at(i) : vsrc[i]) : V{};
@@ -345,7 +346,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     if (i < valid) {
       const U b = s_keys[i];
       const u64 dst = s_glob[digit(b)] + i;
-      kdst[dst] = KB::from_raw(last ? KB::unorder(flip<DESC>(b)) : b);
+      kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }

@@ -161,9 +161,10 @@ impl Sorted {
 }
 
 /// Sorts the keys (stably) with their values on all their bits, ascending or (`descending`)
-/// descending: the ordered bits are complemented as they are read, and back as the last pass
-/// writes them, so equal keys keep their order either way. The direction is a template
-/// parameter of the kernels, so an ascending sort does no complementing at all.
+/// descending: every digit of the ordered bits is complemented where it is taken (the digit of
+/// the complemented key), so equal keys keep their order either way and the keys move as an
+/// ascending sort moves them. The direction is a template parameter of the kernels, so an
+/// ascending sort does no complementing at all.
 pub(crate) fn sort(
     gpu: &Gpu,
     keys: &Source,
