@@ -284,11 +284,13 @@ DS_DEV void segscan_emit(T (&raw)[R][VEC], u32 heads, const V (&a)[R], compute_t
 }
 
 // The outputs of the thread's items, given each round's prefix a[r] (value and heads before
-// it): at each segment end its value, at each head (KEYS) its key, at index heads - 1.
+// it): at each segment end its value, at each head (KEYS) its key, at index heads - 1; only
+// the first `cap` segments' (the room of the output).
 template <bool W, class Op, int BLOCK, bool KEYS, class T, class V, class KS, int R, int VEC>
 DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 ends,
                            const V (&a)[R], T* __restrict__ out,
-                           typename KS::T* __restrict__ out_keys, const KS& keys, u64 tb) {
+                           typename KS::T* __restrict__ out_keys, const KS& keys, u64 tb,
+                           u64 cap) {
   typedef compute_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -303,9 +305,10 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 end
       v = h ? x : Op::template apply<C>(v, x);
       if (h) {
         ++c;
-        if constexpr (KEYS) out_keys[c - 1] = keys.at(item_index<BLOCK, VEC>(tb, r, j));
+        if constexpr (KEYS)
+          if ((u64)c <= cap) out_keys[c - 1] = keys.at(item_index<BLOCK, VEC>(tb, r, j));
       }
-      if ((ends >> b & 1) != 0) out[c - 1] = from_c<T>(v);
+      if ((ends >> b & 1) != 0 && (u64)c <= cap) out[c - 1] = from_c<T>(v);
     }
   }
 }
@@ -372,9 +375,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }
 
-// One value per segment, in order: out[s] = op-combination of segment s. K counts heads.
-// With KEYS (reduce_by_key), also p.keys[s] = the key (source `keys`) at segment s's head.
-// Where p.total is given, the thread of the last element writes the number of segments there.
+// One value per segment, in order: out[s] = op-combination of segment s, for s < p.cap (the
+// output's room; the segments are counted all the same). K counts heads. With KEYS
+// (reduce_by_key), also p.keys[s] = the key (source `keys`) at segment s's head. Where p.total
+// is given, the thread of the last element writes the number of segments there.
 //
 // Each thread keeps its items' head and segment-end flags as bit masks (bit r * VEC + j for
 // item j of round r), folds each round's items as (value, restarted) pairs, and scans the
@@ -455,9 +459,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef typename KS::T KT;
   KT* __restrict__ out_keys = (KT*)p.keys;
   if (whole)
-    segreduce_emit<true, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb);
+    segreduce_emit<true, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb,
+                                          p.cap);
   else
-    segreduce_emit<false, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb);
+    segreduce_emit<false, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb,
+                                           p.cap);
 }
 
 // out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.

@@ -75,8 +75,11 @@ impl<T: Element> DeviceSeq<T> {
     ///
     /// Deterministic as [`inclusive_scan`](Self::inclusive_scan).
     ///
-    /// Cost: one read of the flags to count the segments (waits for the count), then one read
-    /// of the sequence and the flags and one write per segment.
+    /// Cost: one read of the sequence and the flags and one write per segment, in one pass
+    /// that also counts the segments; the call waits for that count. The output is allocated
+    /// for the worst case (a segment an element) and moved to storage of its own size when
+    /// much of it is left over; for a lazy sequence (which stores nothing of its size) the
+    /// output holds 4 MiB of results, and more segments than that take a second pass.
     ///
     /// # Errors
     ///

@@ -307,3 +307,23 @@ fn searching_once() {
     let (top, _) = f.top_k::<u32>(100).unwrap();
     assert_eq!(top.to_vec().unwrap(), desc[..100]);
 }
+
+/// `segmented_reduce` of a lazy sequence with more segments than its first output holds
+/// (4 MiB: 2^19 8-byte values): the first pass writes only those that fit, the second all.
+#[test]
+fn segments_past_the_first_output_once() {
+    let d = dev();
+    let n = (1 << 19) + 1;
+    let xs = DeviceSeq::<u64>::sequence(&d, n)
+        .unwrap()
+        .map(|i| i.cast::<f64>())
+        .unwrap();
+    let heads = DeviceSeq::filled(&d, 1u8, n).unwrap();
+    let got = xs
+        .segmented_reduce(&heads, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(got.len(), n);
+    assert!(got.iter().enumerate().all(|(i, &x)| x == i as f64));
+}

@@ -220,3 +220,59 @@ fn compact_of_views() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// `segmented_reduce` of lazy sequences whose worst case (a segment an element) passes the
+/// 4 MiB that their first output holds: with as many segments as fit (8-byte values: 2^19),
+/// one more, many more and far fewer; the values and flags generated from the position, the
+/// oracle a loop over the same formulas. Sums of halves are exact, so any order of combining
+/// gives the oracle's bits.
+#[test]
+fn lazy_segments_past_the_first_output() {
+    let d = dev();
+    let room = (4usize << 20) / 8;
+    let value = |i: u64| (i % 1000) as f64 * 0.5;
+    let cases: [(&str, usize, u64, u64); 5] = [
+        ("as many as fit", 2 * room, 2, 0),
+        ("one more", 2 * room + 1, 2, 0),
+        ("many more", room + room / 4, 64, 1),
+        ("fewer", 2 * room + 5, 3, 0),
+        ("far fewer", room + 3, 1000, 7),
+    ];
+    for (what, n, every, skip) in cases {
+        let n = if small() { n.min(70_001) } else { n };
+        // Heads: every position except those at `skip` mod `every` where `skip` > 0 (mostly
+        // heads), else those at 0 mod `every`.
+        let head = |i: u64| {
+            if skip > 0 {
+                i % every != skip
+            } else {
+                i.is_multiple_of(every)
+            }
+        };
+        let i = DeviceSeq::<u64>::sequence(&d, n).unwrap();
+        let xs = i.map(|i| (i % 1000).cast::<f64>() * 0.5).unwrap();
+        let fs = if skip > 0 {
+            i.map(move |i| (i % every).ne(skip)).unwrap()
+        } else {
+            i.map(move |i| (i % every).eq(0)).unwrap()
+        };
+        assert!(!xs.is_stored() && !fs.is_stored());
+        for op in [Op::Add, Op::Max] {
+            let mut want: Vec<f64> = Vec::new();
+            for k in 0..n as u64 {
+                let x = value(k);
+                match want.last_mut() {
+                    Some(w) if !head(k) => *w = if op == Op::Add { *w + x } else { w.max(x) },
+                    _ => want.push(x),
+                }
+            }
+            let got = xs.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
+            assert_eq!(got.len(), want.len(), "{what} {op:?} n={n}: segments");
+            let bad = got
+                .iter()
+                .zip(&want)
+                .position(|(g, w)| g.to_bits() != w.to_bits());
+            assert!(bad.is_none(), "{what} {op:?} n={n}: segment {bad:?}");
+        }
+    }
+}
