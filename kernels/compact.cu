@@ -81,8 +81,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   tile_scan_rounds<BLOCK, R, false>(a, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);
   stage_wait();
   T raw[R][VEC];
-#pragma unroll
-  for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+  staged_rounds<BLOCK, R, VEC>(stage, raw);
   // The kept elements move down in shared memory, in order, then go out in contiguous runs:
   // a warp's store covers 32 neighbouring outputs, where storing each thread's items straight
   // to their places scattered every store over several lines.

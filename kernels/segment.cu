@@ -250,8 +250,7 @@ DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, const T* st
   if constexpr (STAGED) {
     seg_heads<W, BLOCK, R, VEC>(flags, n, tb, heads, valid);
     stage_wait();
-#pragma unroll
-    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+    staged_rounds<BLOCK, R, VEC>(stage, raw);
   } else {
     seg_load<W, BLOCK>(s, flags, n, tb, raw, heads, valid);
   }
@@ -367,10 +366,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
     return tail;
   });
-  if constexpr (STAGED) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
-  }
+  if constexpr (STAGED) staged_rounds<BLOCK, R, VEC>(stage, raw);
   segscan_emit<EXCL, Op>(raw, heads, a, from_bits<C>(p.init));
   store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }

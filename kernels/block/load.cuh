@@ -136,6 +136,13 @@ template <int BLOCK, int VEC, class T> DS_DEV void staged_round(const T* s, int 
   load_vec<T, VEC>(s + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
 }
 
+// Every round of the thread's staged items.
+template <int BLOCK, int R, int VEC, class T>
+DS_DEV void staged_rounds(const T* s, T (&raw)[R][VEC]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) staged_round<BLOCK, VEC>(s, r, raw[r]);
+}
+
 // For element-wise kernels, where any assignment of elements to threads will do: whole
 // vectors as above where every pointer is aligned (ALIGNED), else "striped" (item (r, j) of
 // thread t is element tile_base + (r * VEC + j) * BLOCK + t), so that each scalar access of a

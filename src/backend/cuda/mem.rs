@@ -78,8 +78,11 @@ impl Pool {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A kept buffer of `class` bytes.
+    /// A kept buffer of `class` bytes (none past `KEEP_BUFFER`, without taking the lock).
     fn take(&self, class: usize) -> Option<CudaSlice<u8>> {
+        if class > KEEP_BUFFER {
+            return None;
+        }
         let mut k = self.kept();
         let s = k.by_class.get_mut(&class)?.pop()?;
         k.bytes -= class;
