@@ -306,7 +306,6 @@ impl Source {
 
     /// The source of `t` applied element-wise to `inputs` (one a traced argument; callers check
     /// that they have `len` elements each).
-    #[cfg(test)]
     pub fn map(inputs: &[&Source], t: &Traced, len: usize) -> Self {
         Self::map_out(inputs, t, 0, len)
     }

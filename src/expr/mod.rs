@@ -197,8 +197,7 @@ impl<T: Element> Expr<T> {
         }
     }
 
-    /// The `Expr` of an existing node (a traced argument, in the crate's tests).
-    #[cfg(test)]
+    /// The `Expr` of an existing node (used by `trace`'s callers for the arguments).
     pub(crate) fn from_node(graph: u32, id: u32) -> Self {
         Expr {
             id,

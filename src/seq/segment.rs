@@ -78,8 +78,11 @@ impl<T: Element> DeviceSeq<T> {
     /// Cost: one read of the sequence and the flags and one write per segment, in one pass
     /// that also counts the segments; the call waits for that count. The output is allocated
     /// for the worst case (a segment an element) and moved to storage of its own size when
-    /// much of it is left over; for a lazy sequence (which stores nothing of its size) the
-    /// output holds 4 MiB of results, and more segments than that take a second pass.
+    /// much of it is left over. A lazy sequence stores nothing of its size, so where its
+    /// worst case passes 4 MiB its output holds 4 MiB of results: the segments of its first
+    /// 4 MiB worth of flags are counted first, and where they promise more than fit, all the
+    /// segments are (a pass over the flags, and a wait); more segments than the output holds
+    /// take a second pass.
     ///
     /// # Errors
     ///

@@ -1,6 +1,6 @@
 use crate::common::*;
 use crate::for_types;
-use devseq::{DeviceSeq, Op};
+use devseq::{DeviceSeq, Expr, Op};
 
 const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.5, 0.9, 1.0];
 
@@ -222,40 +222,36 @@ fn compact_of_views() {
 }
 
 /// `segmented_reduce` of lazy sequences whose worst case (a segment an element) passes the
-/// 4 MiB that their first output holds: with as many segments as fit (8-byte values: 2^19),
-/// one more, many more and far fewer; the values and flags generated from the position, the
-/// oracle a loop over the same formulas. Sums of halves are exact, so any order of combining
-/// gives the oracle's bits.
+/// 4 MiB room of their first output (8-byte values: 2^19 segments). Heads every `before`
+/// elements in the first room-full (the sample that decides whether to count first), every
+/// `after` elements past it: dense from the start (counted first), sparse then dense with as
+/// many segments as fit, one more, many more (a second pass), and fewer and far fewer. Values
+/// and flags are generated from the position and the oracle is a loop over the same formulas;
+/// sums of halves are exact, so any order of combining gives the oracle's bits.
 #[test]
 fn lazy_segments_past_the_first_output() {
     let d = dev();
     let room = (4usize << 20) / 8;
+    let sparse = room.div_ceil(1000); // heads at multiples of 1000 below `room`
     let value = |i: u64| (i % 1000) as f64 * 0.5;
-    let cases: [(&str, usize, u64, u64); 5] = [
-        ("as many as fit", 2 * room, 2, 0),
-        ("one more", 2 * room + 1, 2, 0),
-        ("many more", room + room / 4, 64, 1),
-        ("fewer", 2 * room + 5, 3, 0),
-        ("far fewer", room + 3, 1000, 7),
+    let cases: [(&str, usize, u64, u64); 7] = [
+        ("dense, as many as fit", 2 * room, 2, 2),
+        ("dense, one more", 2 * room + 1, 2, 2),
+        ("as many as fit", 2 * room - sparse, 1000, 1),
+        ("one more", 2 * room - sparse + 1, 1000, 1),
+        ("many more", 3 * room, 1000, 1),
+        ("fewer", 3 * room, 1000, 4),
+        ("far fewer", room + 3, 1000, 1000),
     ];
-    for (what, n, every, skip) in cases {
+    let room64 = room as u64;
+    for (what, n, before, after) in cases {
         let n = if small() { n.min(70_001) } else { n };
-        // Heads: every position except those at `skip` mod `every` where `skip` > 0 (mostly
-        // heads), else those at 0 mod `every`.
-        let head = |i: u64| {
-            if skip > 0 {
-                i % every != skip
-            } else {
-                i.is_multiple_of(every)
-            }
-        };
+        let head = |i: u64| i.is_multiple_of(if i < room64 { before } else { after });
         let i = DeviceSeq::<u64>::sequence(&d, n).unwrap();
         let xs = i.map(|i| (i % 1000).cast::<f64>() * 0.5).unwrap();
-        let fs = if skip > 0 {
-            i.map(move |i| (i % every).ne(skip)).unwrap()
-        } else {
-            i.map(move |i| (i % every).eq(0)).unwrap()
-        };
+        let fs = i
+            .map(move |i| Expr::select(i.lt(room64), (i % before).eq(0), (i % after).eq(0)))
+            .unwrap();
         assert!(!xs.is_stored() && !fs.is_stored());
         for op in [Op::Add, Op::Max] {
             let mut want: Vec<f64> = Vec::new();

@@ -4,9 +4,12 @@ use super::gpu::Gpu;
 use super::key::{HeadFlagsKey, SegReduceKey, SegScanKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::reduce::reduce;
 use super::tuning;
 use crate::backend::Init;
 use crate::error::Result;
+use crate::expr::trace;
+use crate::item::Expr;
 use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::Source;
@@ -143,6 +146,27 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
     Ok(out)
 }
 
+/// Number of segments of the `n > 0` flags: element 0, and every other nonzero flag (a
+/// reduction of the flags as 0 or 1, counted in u32 where that cannot overflow).
+fn count_heads(gpu: &Gpu, flags: &Source) -> Result<usize> {
+    let n = flags.len;
+    if n <= 1 {
+        return Ok(n);
+    }
+    let wide = n as u64 > u32::MAX as u64;
+    let t = if wide {
+        trace(&[ScalarType::U8], |a, id| {
+            Expr::<u8>::from_node(id, a[0]).ne(0).cast::<u64>()
+        })
+    } else {
+        trace(&[ScalarType::U8], |a, id| {
+            Expr::<u8>::from_node(id, a[0]).ne(0).cast::<u32>()
+        })
+    }?;
+    let ones = Source::map(&[&flags.slice(1, n - 1)], &t, n - 1);
+    Ok(reduce(gpu, &ones, Op::Add)? as usize + 1)
+}
+
 /// The room of a lazy input's first `segmented_reduce` output: its worst case (a segment an
 /// element) can be far larger than anything stored (the random walkers' 3.3e9 steps make
 /// 65 536 segments), and a lazy pipeline stores nothing of its input's size.
@@ -151,11 +175,15 @@ const LAZY_ROOM_BYTES: usize = 4 << 20;
 /// One value per segment: the buffer and the number of segments.
 ///
 /// Where the caller does not know the number (`known`), one pass both reduces and counts. The
-/// output of a stored input is allocated for the worst case, as compaction's (no larger than
-/// the input), and moved to storage of its own size when much of it is left over; a lazy
-/// input's holds `LAZY_ROOM_BYTES`. Where more segments come than the output holds, the kernel
-/// still counts them all, and runs again into storage of their number. (Counting first costs
-/// a pass evaluating the flags: 4.4 of the random walkers' 22 ms on an H100.)
+/// output of a stored input, or of a lazy one whose worst case fits in `LAZY_ROOM_BYTES`, is
+/// allocated for the worst case, as compaction's (no larger than the input), and moved to
+/// storage of its own size when much of it is left over. A larger lazy input's holds
+/// `LAZY_ROOM_BYTES`, where the segments of its first room-full of flags, counted, promise that
+/// all of them fit with room to spare; else they are counted first (a pass over the flags
+/// alone, where a second reduction would evaluate the values again). Where more segments come
+/// than the output holds, the kernel still counts them all, and runs again into storage of
+/// their number. (Counting first costs a pass evaluating the flags: 4.4 of the random walkers'
+/// 22 ms on an H100; the sample, one room of flags, 0.03% of it.)
 pub(crate) fn reduce_segments(
     gpu: &Gpu,
     src: &Source,
@@ -172,9 +200,16 @@ pub(crate) fn reduce_segments(
     if n == 0 {
         return Ok((Buffer::new(gpu, 0)?, 0));
     }
-    let cap = match src.as_column() {
-        Some(_) => n,
-        None => n.min(LAZY_ROOM_BYTES / size),
+    let room = LAZY_ROOM_BYTES / size;
+    let cap = if src.as_column().is_some() || n <= room {
+        n
+    } else {
+        let sampled = count_heads(gpu, &flags.slice(0, room))?;
+        if sampled.saturating_mul(n / room).saturating_mul(2) > room {
+            let segments = count_heads(gpu, flags)?;
+            return reduce_segments(gpu, src, flags, op, Some(segments));
+        }
+        room
     };
     let out = Buffer::new(gpu, cap * size)?;
     let total = gpu.mailbox()?;
