@@ -3,6 +3,7 @@
 //! (`compute-sanitizer --tool racecheck tests/it sanitize::`).
 
 use crate::common::*;
+use crate::segment::seg_reduce;
 use devseq::{DeviceSeq, Expr, Op};
 
 #[test]
@@ -326,12 +327,9 @@ fn segments_past_the_first_output_once() {
         .unwrap()
         .to_vec()
         .unwrap();
-    let mut want: Vec<f64> = Vec::new();
-    for k in 0..n as u64 {
-        match want.last_mut() {
-            Some(w) if k < room && k % 1000 != 0 => *w += k as f64,
-            _ => want.push(k as f64),
-        }
-    }
-    assert_eq!(got, want);
+    let xv: Vec<f64> = (0..n as u64).map(|k| k as f64).collect();
+    let fv: Vec<u8> = (0..n as u64)
+        .map(|k| (k >= room || k.is_multiple_of(1000)) as u8)
+        .collect();
+    assert_eq!(got, seg_reduce(&xv, &fv, Op::Add));
 }

@@ -253,15 +253,10 @@ fn lazy_segments_past_the_first_output() {
             .map(move |i| Expr::select(i.lt(room64), (i % before).eq(0), (i % after).eq(0)))
             .unwrap();
         assert!(!xs.is_stored() && !fs.is_stored());
+        let xv: Vec<f64> = (0..n as u64).map(value).collect();
+        let fv: Vec<u8> = (0..n as u64).map(|k| head(k) as u8).collect();
         for op in [Op::Add, Op::Max] {
-            let mut want: Vec<f64> = Vec::new();
-            for k in 0..n as u64 {
-                let x = value(k);
-                match want.last_mut() {
-                    Some(w) if !head(k) => *w = if op == Op::Add { *w + x } else { w.max(x) },
-                    _ => want.push(x),
-                }
-            }
+            let want = seg_reduce(&xv, &fv, op);
             let got = xs.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
             assert_eq!(got.len(), want.len(), "{what} {op:?} n={n}: segments");
             let bad = got
