@@ -86,54 +86,117 @@ struct Status {
   DS_DEV Slot* inc(long long j) const { return s + tiles + j; }
 };
 
-// A slot's first word, as readers see it: ready when its tag holds this launch's epoch, and
-// whether the value absorbs (the tag's low bit).
+// What a reader takes from a slot in one access (`peek`), and whether it is ready: its tag holds
+// this launch's epoch (every word's tag, where the value is split over several), and whether
+// the value absorbs (the tag's low bit).
 struct SlotTag {
-  static DS_DEV u64 peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
+  typedef u64 P;
+  static constexpr bool SPLIT = false, FENCED = false;
+  static DS_DEV P peek(const Slot* s) { return ld_relaxed(&s->w[0]); }
   static DS_DEV bool ready(u64 w, u32 epoch) { return ((u32)w >> 1) == epoch; }
   static DS_DEV bool absorbs(u64 w) { return (w & 1u) != 0; }
 };
 
-// How a value is written to and read from a slot. Values of up to 4 bytes share one 64-bit
-// word with the tag (PACKED: one access); larger ones are written before the tag (release)
-// and read after it, with a fence between. The tag is epoch * 2 + whether the value absorbs.
-// Readers `peek` at the first word of several slots at once, then take the values of the
-// ready ones.
+template <bool B, class X, class Y> struct if_type { typedef X T; };
+template <class X, class Y> struct if_type<false, X, Y> { typedef Y T; };
+
+// Two 64-bit words in one access, each single-copy atomic (the pair need not be).
+DS_DEV void ld_relaxed2(const u64* p, u64& a, u64& b) {
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+}
+DS_DEV void st_relaxed2(u64* p, u64 a, u64 b) {
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+
+// The 32-bit words of a value (its padding zero) and back.
+template <class V, int N> DS_DEV void value_words(const V& v, u32 (&w)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) w[k] = 0;
+  memcpy(w, &v, sizeof(V));
+}
+
+// How a value is written to and read from a slot, by its size:
+// - up to 4 bytes (PACKED): one 64-bit word, the tag in its low half, the value in its high half;
+// - 5 to 16 bytes (SPLIT): one such word for each 4 bytes of the value, every one tagged, written
+//   and read as 16-byte vectors: a reader that finds the tag in every word it read has the whole
+//   value (each 64-bit word is single-copy atomic and a slot is written once a launch), with no
+//   fence and no second round trip;
+// - 17 to 24 bytes: the value's words after the tag, written before it (release) and read after
+//   it, with a fence between.
+// The tag is epoch * 2 + whether the value absorbs. Readers `peek` at several slots at once,
+// then take the values of the ready ones.
 template <class V> struct SlotIO : SlotTag {
   static constexpr bool PACKED = sizeof(V) <= 4;
+  static constexpr bool SPLIT = !PACKED && sizeof(V) <= 16;
+  static constexpr bool FENCED = !PACKED && !SPLIT;
+  static constexpr int N = (sizeof(V) + 3) / 4;  // the value's 32-bit words
+  static constexpr int NP = SPLIT ? (N + 1) / 2 * 2 : 1;  // the words a peek reads
+  struct Split {
+    u64 w[NP];
+  };
+  typedef typename if_type<SPLIT, Split, u64>::T P;
+  static DS_DEV u32 tag_of(const V& v, u32 epoch) {
+    return (epoch << 1) | (absorbing<V>::test(v) ? 1u : 0u);
+  }
   static DS_DEV void put(Slot* s, V v, u32 epoch) {
-    const u32 tag = (epoch << 1) | (absorbing<V>::test(v) ? 1u : 0u);
+    static_assert(sizeof(V) <= 24, "slot values are at most 24 bytes");
+    const u32 tag = tag_of(v, epoch);
+    u32 words[N];
+    value_words(v, words);
     if constexpr (PACKED) {
-      u32 bits = 0;
-      memcpy(&bits, &v, sizeof(V));
-      st_relaxed(&s->w[0], (u64)tag | ((u64)bits << 32));
-    } else {
-      static_assert(sizeof(V) <= 24, "slot values are at most 24 bytes");
-      constexpr int N = (sizeof(V) + 3) / 4;
-      u32 words[N];
+      st_relaxed(&s->w[0], (u64)tag | ((u64)words[0] << 32));
+    } else if constexpr (SPLIT) {
+      u64 t[NP];
 #pragma unroll
-      for (int k = 0; k < N; ++k) words[k] = 0;
-      memcpy(words, &v, sizeof(V));
+      for (int k = 0; k < NP; ++k) t[k] = (u64)tag | ((u64)(k < N ? words[k] : 0u) << 32);
+#pragma unroll
+      for (int k = 0; k < NP; k += 2) st_relaxed2(&s->w[k], t[k], t[k + 1]);
+    } else {
       u32* d = (u32*)&s->w[1];
 #pragma unroll
       for (int k = 0; k < N; ++k) st_relaxed32(d + k, words[k]);
       st_release((u32*)&s->w[0], tag);
     }
   }
-  // The value of a ready slot whose first word was `w` (unpacked: after a fence).
-  static DS_DEV V value(const Slot* s, u64 w) {
-    V v;
-    if constexpr (PACKED) {
-      const u32 bits = (u32)(w >> 32);
-      memcpy(&v, &bits, sizeof(V));
+  static DS_DEV P peek(const Slot* s) {
+    if constexpr (SPLIT) {
+      P p;
+#pragma unroll
+      for (int k = 0; k < NP; k += 2) ld_relaxed2(&s->w[k], p.w[k], p.w[k + 1]);
+      return p;
     } else {
-      constexpr int N = (sizeof(V) + 3) / 4;
-      u32 words[N];
+      return SlotTag::peek(s);
+    }
+  }
+  static DS_DEV bool ready(const P& p, u32 epoch) {
+    if constexpr (SPLIT) {
+      bool r = true;
+#pragma unroll
+      for (int k = 0; k < N; ++k) r = r && SlotTag::ready(p.w[k], epoch);
+      return r;
+    } else {
+      return SlotTag::ready(p, epoch);
+    }
+  }
+  static DS_DEV bool absorbs(const P& p) {
+    if constexpr (SPLIT) return SlotTag::absorbs(p.w[0]);
+    else return SlotTag::absorbs(p);
+  }
+  // The value of a ready slot that `peek` gave `p` (FENCED: after a fence).
+  static DS_DEV V value(const Slot* s, const P& p) {
+    u32 words[N];
+    if constexpr (PACKED) {
+      words[0] = (u32)(p >> 32);
+    } else if constexpr (SPLIT) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) words[k] = (u32)(p.w[k] >> 32);
+    } else {
       const u32* src = (const u32*)&s->w[1];
 #pragma unroll
       for (int k = 0; k < N; ++k) words[k] = ld_relaxed32(src + k);
-      memcpy(&v, words, sizeof(V));
     }
+    V v;
+    memcpy(&v, words, sizeof(V));
     return v;
   }
 };
@@ -184,9 +247,9 @@ DS_DEV void spin(u32& rounds, u32& pause) {
 template <class V> DS_DEV V wait_slot(const Slot* s, u32 epoch) {
   u32 pause = 8, rounds = 0;
   for (;;) {
-    const u64 w = SlotIO<V>::peek(s);
+    const typename SlotIO<V>::P w = SlotIO<V>::peek(s);
     if (SlotIO<V>::ready(w, epoch)) {
-      if (!SlotIO<V>::PACKED) fence_acq_rel();
+      if (SlotIO<V>::FENCED) fence_acq_rel();
       return SlotIO<V>::value(s, w);
     }
     spin(rounds, pause);
@@ -228,7 +291,11 @@ template <class V, class F>
 DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
                        const F& f, V neutral) {
   typedef SlotIO<V> IO;
-  constexpr int DEPTH = 4;  // windows read at once (8 did worse: more reads, each poll)
+  // Windows read at once: 4 (8 did worse: more reads, each poll); 1 for values split over
+  // several words, whose peeks hold two or four words a slot (H100, 2026-11-25, runs 150-153:
+  // i64 scan of 2^28 1.52-1.53 ms at 1, 1.54-1.55 at 2, 1.78 at 4, 2.17 at 8; reduce_by_key
+  // 1.14-1.16 at 1 and 2, 1.41 at 4, 2.23 at 8).
+  constexpr int DEPTH = IO::SPLIT ? 1 : 4;
   constexpr int SHORT = 8;  // up to this many aggregates to fold, one by one beats a tree
   constexpr bool WALK = exact_fold<V>::value;
   const int lane = lane_id();
@@ -241,14 +308,14 @@ DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate
   long long top = tile;  // the windows read are the DEPTH * 32 tiles before `top`
   V later = neutral;     // (WALK) the combination of the aggregates of top ... tile - 1
   for (;;) {
-    u64 wi[DEPTH], wa[DEPTH];
+    typename IO::P wi[DEPTH], wa[DEPTH];
 #pragma unroll
     for (int d = 0; d < DEPTH; ++d) {
       const long long j = top - 32 * (d + 1) + lane;
-      wi[d] = j >= 0 ? IO::peek(st.inc(j)) : 0;
-      wa[d] = j >= 0 ? IO::peek(st.agg(j)) : 0;
+      wi[d] = j >= 0 ? IO::peek(st.inc(j)) : typename IO::P{};
+      wa[d] = j >= 0 ? IO::peek(st.agg(j)) : typename IO::P{};
     }
-    if (!IO::PACKED) fence_acq_rel();
+    if (IO::FENCED) fence_acq_rel();
     // The nearest window holding a published inclusive prefix (or an absorbing aggregate), and
     // its lanes that hold one.
     auto prefix_at = [&](int d) {
