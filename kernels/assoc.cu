@@ -272,3 +272,96 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_scan(const AssocParams p, cons
   }
 }
 
+
+namespace ds {
+// Opt items hold any components, floats among them: the look-back keeps its one left fold.
+template <class V> struct exact_fold<Opt<V>> { static constexpr bool value = false; };
+// The slots of the single-pass scan hold tile aggregates and inclusive prefixes, never
+// nothing: the item alone (an item of two 4-byte components fits two tagged words).
+template <class V> struct SlotIO<Opt<V>> : SlotIO<V> {
+  typedef SlotIO<V> IO;
+  static DS_DEV void put(Slot* s, const Opt<V>& v, u32 epoch) { IO::put(s, v.v, epoch); }
+  static DS_DEV Opt<V> value(const Slot* s, const typename IO::P& w) {
+    Opt<V> o;
+    o.v = IO::value(s, w);
+    o.has = 1;
+    return o;
+  }
+};
+}  // namespace ds
+
+// The single-pass scan (the decoupled look-back of block/lookback.cuh) for items of up to 16
+// bytes: each element read once, where ds_assoc_reduce + ds_assoc_scan read it twice. A block
+// a tile of BLOCK x R x VEC items, whose columns are copied to shared memory (dynamic, the
+// launch gives TILE x the bytes of a stored item; asynchronously where a column is stored, as
+// the scans' tiles) and wait there while the block looks back. The combination order is fixed by
+// the tile shape (each thread's items in order, the block scan of tile_scan_rounds, the left
+// fold of the look-back), so float results are the same on every run. MODE as for
+// ds_assoc_scan; p.excl: the exclusive scan starts from p.init.
+template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, class... S>
+__global__ void __launch_bounds__(BLOCK, MINB)
+    ds_assoc_scan_lookback(const AssocParams p, const S... s) {
+  using namespace ds;
+  typedef typename F::V V;
+  typedef OptF<F> G;
+  typedef typename G::O O;
+  static_assert(sizeof(V) <= 16, "the look-back's items are at most 16 bytes");
+  constexpr u32 TILE = BLOCK * R * VEC;
+  extern __shared__ u32x4 ds_assoc_tile[];  // TILE stored items, column by column
+  unsigned char* m_tile = (unsigned char*)ds_assoc_tile;
+  const G g{assoc_functor<F>(p.consts)};
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
+  const u64 tb = (u64)tile * TILE;
+  const u64 n = p.n;
+  F::template stage<BLOCK, R, VEC>(n, tb, m_tile, s...);
+  stage_wait();
+  const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
+  // How many of the thread's items of round r are before the end.
+  auto present = [&](int r) {
+    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
+    return k >= rem ? 0 : rem - k < VEC ? (int)(rem - k) : VEC;
+  };
+  O a[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V x[VEC];
+    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
+    const int m = present(r);
+    a[r] = m > 0 ? G::some(x[0]) : G::none();
+#pragma unroll
+    for (int j = 1; j < VEC; ++j)
+      if (j < m) a[r].v = g.f(a[r].v, x[j]);
+  }
+  V init;
+  if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
+  O first = G::none();
+  if constexpr (MODE == 1) {
+    if (p.excl) first = G::some(init);
+  }
+  tile_scan_rounds<BLOCK, R, false>(a, g, G::none(), first, (Slot*)p.status, p.tiles, tile,
+                                    p.epoch);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V x[VEC];
+    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
+    const int m = present(r);
+    O q = a[r];
+    V out[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      if (j < m) {
+        if constexpr (MODE == 0) {
+          q = g(q, G::some(x[j]));
+          out[j] = q.v;
+        } else if constexpr (MODE == 1) {
+          out[j] = q.v;
+          q = g(q, G::some(x[j]));
+        } else {
+          out[j] = (F::head(x[j]) || !q.has) ? init : q.v;
+          q = g(q, G::some(x[j]));
+        }
+      }
+    }
+    F::template store_round<BLOCK, VEC>(p, n, tb, r, out);
+  }
+}
