@@ -2,21 +2,23 @@
 //
 // Each tile publishes its aggregate a[t] as soon as it has it, and later its inclusive prefix
 // I[t]. The inclusive prefix is defined as the left fold I[t] = (...((first f a[0]) f a[1])
-// ...) f a[t]. A tile reads the slots of its 4 * 32 nearest predecessors at once, takes the
-// nearest published inclusive prefix I[p], and folds the aggregates a[p+1] ... a[t-1] onto
-// it one by one, left to right: I[t-1] by its definition, whatever p it found. So every
-// prefix is the same fixed expression of the tile aggregates on every run (a float scan gives
-// the same bits), while each element is still read and written once. Exact operators (on
-// integers, and on pairs or triples of them) may group differently and get the same bits:
-// they reduce what they pass by trees and walk back as far as they must, as CUB's look-back
-// does. An aggregate that absorbs what comes before it (that of a segmented scan's tile
-// holding a segment head) is its tile's inclusive prefix at once, so the chain of waits
-// breaks there. A tile only waits for tiles that started before it, so the waits end.
+// ...) f a[t]. A tile reads the slots of its 4 * 32 nearest predecessors at once (32 for
+// values split over several words), takes the nearest published inclusive prefix I[p], and
+// folds the aggregates a[p+1] ... a[t-1] onto it one by one, left to right: I[t-1] by its
+// definition, whatever p it found. So every prefix is the same fixed expression of the tile
+// aggregates on every run (a float scan gives the same bits), while each element is still read
+// and written once. Exact operators (on integers, and on pairs or triples of them) may group
+// differently and get the same bits: they reduce what they pass by trees and walk back as far
+// as they must, as CUB's look-back does. An aggregate that absorbs what comes before it (that
+// of a segmented scan's tile holding a segment head) is its tile's inclusive prefix at once, so
+// the chain of waits breaks there. A tile only waits for tiles that started before it, so the
+// waits end.
 //
 // Status: `tiles` slots of aggregates, then `tiles` slots of inclusive prefixes, 32 bytes
-// each. The low 32 bits of a slot's first word are its tag, epoch * 2 + flag (whether the
-// value absorbs), the epoch being the launch's number: slots of earlier launches are never
-// mistaken for current ones, so the slots need no clearing between launches.
+// each. The low 32 bits of a slot's first word (of every word, for split values) are its tag,
+// epoch * 2 + flag (whether the value absorbs), the epoch being the launch's number: slots of
+// earlier launches are never mistaken for current ones, so the slots need no clearing between
+// launches.
 #pragma once
 #include "warp/reduce.cuh"
 
@@ -102,7 +104,10 @@ template <class X, class Y> struct if_type<false, X, Y> { typedef Y T; };
 
 // Two 64-bit words in one access, each single-copy atomic (the pair need not be).
 DS_DEV void ld_relaxed2(const u64* p, u64& a, u64& b) {
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(a), "=l"(b)
+               : "l"(p)
+               : "memory");
 }
 DS_DEV void st_relaxed2(u64* p, u64 a, u64 b) {
   asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
