@@ -113,7 +113,7 @@ DS_DEV void st_relaxed2(u64* p, u64 a, u64 b) {
   asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
 }
 
-// The 32-bit words of a value (its padding zero) and back.
+// The 32-bit words of a value (its padding zero).
 template <class V, int N> DS_DEV void value_words(const V& v, u32 (&w)[N]) {
 #pragma unroll
   for (int k = 0; k < N; ++k) w[k] = 0;
@@ -297,7 +297,7 @@ DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate
                        const F& f, V neutral) {
   typedef SlotIO<V> IO;
   // Windows read at once: 4 (8 did worse: more reads, each poll); 1 for values split over
-  // several words, whose peeks hold two or four words a slot (H100, 2026-11-25, runs 150-153:
+  // several words, whose peeks hold two or four words a slot (H100, 2026-11-25, runs 151-153:
   // i64 scan of 2^28 1.52-1.53 ms at 1, 1.54-1.55 at 2, 1.78 at 4, 2.17 at 8; reduce_by_key
   // 1.14-1.16 at 1 and 2, 1.41 at 4, 2.23 at 8).
   constexpr int DEPTH = IO::SPLIT ? 1 : 4;
