@@ -280,6 +280,11 @@ impl Buffer {
         self.ptr
     }
 
+    /// Its length in bytes (as asked for).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// This buffer where its first `used` bytes fill at least a sixteenth of it, else a buffer
     /// of `used` bytes with a copy of them (results written into worst-case outputs, such as
     /// compaction's: moving them costs more than the memory they waste until then).

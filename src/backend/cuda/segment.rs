@@ -194,7 +194,7 @@ pub(crate) fn reduce_segments(
     let (n, size) = (src.len, src.ty().size());
     if let Some(segments) = known {
         let out = Buffer::new(gpu, segments * size)?;
-        launch_reduce(gpu, src, flags, op, None, &out, Ptr(0), segments)?;
+        launch_reduce(gpu, src, flags, op, None, &out, Ptr(0))?;
         return Ok((out, segments));
     }
     if n == 0 {
@@ -213,7 +213,7 @@ pub(crate) fn reduce_segments(
     };
     let out = Buffer::new(gpu, cap * size)?;
     let total = gpu.mailbox()?;
-    launch_reduce(gpu, src, flags, op, None, &out, total.slot, cap)?;
+    launch_reduce(gpu, src, flags, op, None, &out, total.slot)?;
     let segments = gpu.take_slot(total)? as usize;
     if segments <= cap {
         return Ok((out.fit(gpu, segments * size)?, segments));
@@ -249,7 +249,6 @@ pub(crate) fn reduce_by_key(
         Some((keys, &out_keys)),
         &out,
         total.slot,
-        n,
     )?;
     let count = gpu.take_slot(total)? as usize;
     Ok((
@@ -260,9 +259,8 @@ pub(crate) fn reduce_by_key(
 }
 
 /// Queues `ds_segreduce` over the `src.len` elements into `out` (and the keys at the heads into
-/// the buffer given with them), which hold the first `cap` segments; the number of segments to
-/// `total` where not null.
-#[allow(clippy::too_many_arguments)]
+/// the buffer given with them), which hold the first segments, as many as `out` has room for;
+/// the number of segments to `total` where not null.
 fn launch_reduce(
     gpu: &Gpu,
     src: &Source,
@@ -271,7 +269,6 @@ fn launch_reduce(
     keys: Option<(&Source, &Buffer)>,
     out: &Buffer,
     total: Ptr,
-    cap: usize,
 ) -> Result<()> {
     let (n, size) = (src.len, src.ty().size());
     if n == 0 {
@@ -296,7 +293,7 @@ fn launch_reduce(
         keys: key_out,
         total,
         n: n as u64,
-        cap: cap as u64,
+        cap: (out.bytes() / size) as u64,
         counter: s.counter,
         status: s.status,
         base: s.base,
