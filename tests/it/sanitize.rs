@@ -3,8 +3,8 @@
 //! (`compute-sanitizer --tool racecheck tests/it sanitize::`).
 
 use crate::common::*;
-use crate::segment::seg_reduce;
-use devseq::{DeviceSeq, Expr, Op};
+use crate::segment::{LAZY_ROOM, check_lazy_segments};
+use devseq::{DeviceSeq, Op};
 
 #[test]
 fn every_kernel_family_once() {
@@ -314,22 +314,12 @@ fn searching_once() {
 /// only those that fit, the second all.
 #[test]
 fn segments_past_the_first_output_once() {
-    let d = dev();
-    let room = 1u64 << 19;
-    let n = 2 * room as usize;
-    let i = DeviceSeq::<u64>::sequence(&d, n).unwrap();
-    let xs = i.map(|i| i.cast::<f64>()).unwrap();
-    let heads = i
-        .map(move |i| Expr::select(i.lt(room), (i % 1000).eq(0), 1u8))
-        .unwrap();
-    let got = xs
-        .segmented_reduce(&heads, Op::Add)
-        .unwrap()
-        .to_vec()
-        .unwrap();
-    let xv: Vec<f64> = (0..n as u64).map(|k| k as f64).collect();
-    let fv: Vec<u8> = (0..n as u64)
-        .map(|k| (k >= room || k.is_multiple_of(1000)) as u8)
-        .collect();
-    assert_eq!(got, seg_reduce(&xv, &fv, Op::Add));
+    check_lazy_segments(
+        &dev(),
+        "past the first output",
+        2 * LAZY_ROOM,
+        1000,
+        1,
+        Op::Add,
+    );
 }

@@ -1,6 +1,6 @@
 use crate::common::*;
 use crate::for_types;
-use devseq::{DeviceSeq, Expr, Op};
+use devseq::{Device, DeviceSeq, Expr, Op};
 
 const DENSITIES: &[f64] = &[0.0, 0.001, 0.1, 0.5, 0.9, 1.0];
 
@@ -221,19 +221,45 @@ fn compact_of_views() {
     assert_eq!(got, want);
 }
 
+/// The room of a lazy input's first `segmented_reduce` output, in 8-byte values (4 MiB).
+pub const LAZY_ROOM: usize = (4 << 20) / 8;
+
+/// Checks `segmented_reduce` by `op` of `n` lazy f64 values `(i % 1000) * 0.5` (sums of halves
+/// are exact, so any order of combining gives the oracle's bits) with lazy heads every `before`
+/// elements below `LAZY_ROOM` and every `after` elements from there, against `seg_reduce` over
+/// the same formulas.
+pub fn check_lazy_segments(d: &Device, what: &str, n: usize, before: u64, after: u64, op: Op) {
+    let room = LAZY_ROOM as u64;
+    let i = DeviceSeq::<u64>::sequence(d, n).unwrap();
+    let xs = i.map(|i| (i % 1000).cast::<f64>() * 0.5).unwrap();
+    let fs = i
+        .map(move |i| Expr::select(i.lt(room), (i % before).eq(0), (i % after).eq(0)))
+        .unwrap();
+    assert!(!xs.is_stored() && !fs.is_stored());
+    let xv: Vec<f64> = (0..n as u64).map(|k| (k % 1000) as f64 * 0.5).collect();
+    let fv: Vec<u8> = (0..n as u64)
+        .map(|k| k.is_multiple_of(if k < room { before } else { after }) as u8)
+        .collect();
+    let want = seg_reduce(&xv, &fv, op);
+    let got = xs.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
+    assert_eq!(got.len(), want.len(), "{what} {op:?} n={n}: segments");
+    let bad = got
+        .iter()
+        .zip(&want)
+        .position(|(g, w)| g.to_bits() != w.to_bits());
+    assert!(bad.is_none(), "{what} {op:?} n={n}: segment {bad:?}");
+}
+
 /// `segmented_reduce` of lazy sequences whose worst case (a segment an element) passes the
 /// 4 MiB room of their first output (8-byte values: 2^19 segments). Heads every `before`
 /// elements in the first room-full (the sample that decides whether to count first), every
 /// `after` elements past it: dense from the start (counted first), sparse then dense with as
-/// many segments as fit, one more, many more (a second pass), and fewer and far fewer. Values
-/// and flags are generated from the position and the oracle is a loop over the same formulas;
-/// sums of halves are exact, so any order of combining gives the oracle's bits.
+/// many segments as fit, one more, many more (a second pass), and fewer and far fewer.
 #[test]
 fn lazy_segments_past_the_first_output() {
     let d = dev();
-    let room = (4usize << 20) / 8;
+    let room = LAZY_ROOM;
     let sparse = room.div_ceil(1000); // heads at multiples of 1000 below `room`
-    let value = |i: u64| (i % 1000) as f64 * 0.5;
     let cases: [(&str, usize, u64, u64); 7] = [
         ("dense, as many as fit", 2 * room, 2, 2),
         ("dense, one more", 2 * room + 1, 2, 2),
@@ -243,27 +269,10 @@ fn lazy_segments_past_the_first_output() {
         ("fewer", 3 * room, 1000, 4),
         ("far fewer", room + 3, 1000, 1000),
     ];
-    let room64 = room as u64;
     for (what, n, before, after) in cases {
         let n = if small() { n.min(70_001) } else { n };
-        let head = |i: u64| i.is_multiple_of(if i < room64 { before } else { after });
-        let i = DeviceSeq::<u64>::sequence(&d, n).unwrap();
-        let xs = i.map(|i| (i % 1000).cast::<f64>() * 0.5).unwrap();
-        let fs = i
-            .map(move |i| Expr::select(i.lt(room64), (i % before).eq(0), (i % after).eq(0)))
-            .unwrap();
-        assert!(!xs.is_stored() && !fs.is_stored());
-        let xv: Vec<f64> = (0..n as u64).map(value).collect();
-        let fv: Vec<u8> = (0..n as u64).map(|k| head(k) as u8).collect();
         for op in [Op::Add, Op::Max] {
-            let want = seg_reduce(&xv, &fv, op);
-            let got = xs.segmented_reduce(&fs, op).unwrap().to_vec().unwrap();
-            assert_eq!(got.len(), want.len(), "{what} {op:?} n={n}: segments");
-            let bad = got
-                .iter()
-                .zip(&want)
-                .position(|(g, w)| g.to_bits() != w.to_bits());
-            assert!(bad.is_none(), "{what} {op:?} n={n}: segment {bad:?}");
+            check_lazy_segments(&d, what, n, before, after, op);
         }
     }
 }
