@@ -46,6 +46,7 @@ impl Bench {
         for _ in 0..8 {
             f()?; // warm-up: compiles and caches the kernels, fills the memory pool
         }
+        self.dev.finish_compiling();
         self.dev.synchronize()?;
         let mut submit = Vec::with_capacity(BATCHES);
         for _ in 0..BATCHES {

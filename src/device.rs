@@ -140,6 +140,33 @@ impl Device {
         self.backend.synchronize()
     }
 
+    /// Waits until every kernel this process has compiled so far runs in its optimized form.
+    ///
+    /// A kernel that is not in the disk cache is first compiled quickly (about a third of the
+    /// time, slower code) so that the first call returns soon, and then again with full
+    /// optimization by a background thread, which swaps it in and writes it to the disk
+    /// cache (docs/guide.md, "The kernel cache and environment variables"). The two forms
+    /// give the same bits; only their speed differs. Call this before timing a pipeline,
+    /// after a first call that compiled its kernels; the host backend, and a GPU with
+    /// `DEVSEQ_JIT=optimized`, have nothing to wait for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<f32>::sequence(&dev, 1 << 16)?;
+    /// let warm = xs.map(|x| x * 0.5)?.reduce(Op::Add)?; // compiles (quickly, on a GPU)
+    /// dev.finish_compiling();
+    /// let ms = dev.time(|| xs.map(|x| x * 0.5)?.reduce(Op::Add).map(|_| ()))?; // optimized
+    /// assert_eq!(warm, xs.map(|x| x * 0.5)?.reduce(Op::Add)?); // the same bits
+    /// assert!(ms >= 0.0);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn finish_compiling(&self) {
+        self.backend.finish_compiling()
+    }
+
     /// Runs `f` and returns the milliseconds its device work took: between two CUDA events on
     /// the stream (waiting for the second), or by the wall clock on the host. For benchmarks.
     ///

@@ -449,6 +449,9 @@ fn child_process_entry() {
     if role == "user" {
         return users_kernel(&d);
     }
+    if role == "tiers" {
+        return both_tiers(&d);
+    }
     let threads = if role == "stress" { 16 } else { 1 };
     let h = Device::host();
     let xv: Vec<f32> = (0..20_000)
@@ -512,6 +515,56 @@ extern "C" __global__ void square_plus(u32* x, u32 c, u64 n) {
     }
 }
 
+/// Float results whose bits depend on the order of every combination (sums, scans and
+/// segmented scans of floats, a float sort), lazy inputs included, as bits.
+fn float_pipelines(d: &Device) -> Vec<u64> {
+    let n = 300_001;
+    let xs = DeviceSeq::<u32>::sequence(d, n)
+        .unwrap()
+        .map(|i| ((i * 2_654_435_761u32) >> 8u32).cast::<f32>() * 0.001 - 8000.0)
+        .unwrap();
+    let flags = DeviceSeq::<u32>::sequence(d, n)
+        .unwrap()
+        .map(|i| ((i % 1000).eq(0)).cast::<u8>())
+        .unwrap()
+        .copy()
+        .unwrap();
+    let mut bits = vec![xs.reduce(Op::Add).unwrap().to_bits() as u64];
+    let scans = [
+        xs.inclusive_scan(Op::Add).unwrap(),
+        xs.segmented_inclusive_scan(&flags, Op::Add).unwrap(),
+        xs.sort().unwrap(),
+    ];
+    for s in scans {
+        bits.extend(s.to_vec().unwrap().iter().map(|x| x.to_bits() as u64));
+    }
+    let wide = xs.cast::<f64>().unwrap().map(|x| x * x).unwrap();
+    bits.push(wide.reduce(Op::Add).unwrap().to_bits());
+    bits.extend(
+        wide.inclusive_scan(Op::Add)
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits()),
+    );
+    bits
+}
+
+/// Runs the float pipelines with the kernels as first compiled (the quick form, on a cold
+/// cache), then again once the optimized form has replaced them: the same bits, and those of
+/// the host backend.
+fn both_tiers(d: &Device) {
+    let first = float_pipelines(d);
+    d.finish_compiling();
+    let optimized = float_pipelines(d);
+    assert!(first == optimized, "the quick and optimized kernels differ");
+    assert!(
+        float_pipelines(&Device::host()) == optimized,
+        "the GPU and the host differ"
+    );
+}
+
 /// Runs `n` children of this test binary at once against the cache directory `dir`; returns
 /// their standard error.
 fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
@@ -523,6 +576,17 @@ fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
                 .env("DEVSEQ_TEST_CHILD", role)
                 .env("DEVSEQ_CACHE_DIR", dir)
                 .env("DEVSEQ_LOG", "1")
+                // The tiers' child compiles each kernel quickly first, then optimized in the
+                // background; the others build the optimized form at once, so that their
+                // cache entries are written before they exit.
+                .env(
+                    "DEVSEQ_JIT",
+                    if role == "tiers" {
+                        "tiered"
+                    } else {
+                        "optimized"
+                    },
+                )
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -610,6 +674,42 @@ fn flipped_cache_bytes_are_recompiled() {
             eprintln!("offset {off}: NVRTC wrote a different image the second time");
         }
     }
+    let (_, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// On a cold cache, kernels are first compiled in their quick form and then optimized in the
+/// background; both forms give the same bits (`both_tiers`), and the next process loads the
+/// optimized form from the disk cache.
+#[test]
+fn quick_and_optimized_kernels_give_the_same_bits() {
+    let _alone = alone();
+    let dir = cold_cache("tiers");
+    let first = children("tiers", 1, &dir).concat();
+    if !dev().is_cuda() {
+        eprintln!("the host backend compiles nothing: the tiers need a GPU");
+        return;
+    }
+    let quick = first.matches("(Quick)").count();
+    let optimized = first.matches("(Optimized, in the background)").count();
+    assert!(
+        quick >= 4,
+        "the cold process compiles quick forms first:\n{first}"
+    );
+    assert_eq!(
+        quick, optimized,
+        "each quick form is optimized later:\n{first}"
+    );
+    let second = children("tiers", 1, &dir).concat();
+    assert!(
+        !second.contains("compiled by NVRTC"),
+        "the second process compiles nothing:\n{second}"
+    );
+    assert!(
+        second.contains("loaded from the disk cache") && second.contains("(Optimized)"),
+        "the second process loads the optimized forms:\n{second}"
+    );
     let (_, bad) = devseq::testing::verify_cache_dir(&dir).unwrap();
     assert!(bad.is_empty(), "{bad:?}");
     let _ = std::fs::remove_dir_all(&dir);

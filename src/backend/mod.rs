@@ -49,6 +49,9 @@ pub(crate) trait Backend: Send + Sync {
     }
     /// Waits for all work queued so far.
     fn synchronize(&self) -> Result<()>;
+    /// Waits until the kernels compiled so far run in their optimized form (nothing to wait
+    /// for where nothing is compiled).
+    fn finish_compiling(&self) {}
     /// Runs `f` and returns the milliseconds its device work took.
     fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64>;
     /// Total and free memory in bytes (zeros where there is no fixed pool).

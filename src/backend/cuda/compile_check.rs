@@ -219,11 +219,28 @@ fn instances() -> Vec<KernelKey> {
     v
 }
 
+/// `f`, its time printed with `name` where `DEVSEQ_COMPILE_TIMES` is set (run with
+/// `RAYON_NUM_THREADS=1` for times of one compile alone).
+fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let t0 = std::time::Instant::now();
+    let r = f();
+    if std::env::var_os("DEVSEQ_COMPILE_TIMES").is_some() {
+        println!("{:9.1} ms  {name}", t0.elapsed().as_secs_f64() * 1e3);
+    }
+    r
+}
+
 #[test]
 #[ignore = "needs the NVRTC library; run with --ignored"]
 fn kernels_compile() {
     let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
     let only = std::env::var("DEVSEQ_COMPILE_ONLY").unwrap_or_default();
+    // Every k-th instance only (`DEVSEQ_COMPILE_SAMPLE=k`), for quick compile-time surveys.
+    let sample: usize = std::env::var("DEVSEQ_COMPILE_SAMPLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let all: Vec<(KernelKey, String)> = instances()
         .into_iter()
         .map(|k| {
@@ -231,38 +248,43 @@ fn kernels_compile() {
             (k, name)
         })
         .filter(|(_, name)| name.contains(&only))
+        .enumerate()
+        .filter(|(k, _)| k % sample == 0)
+        .map(|(_, x)| x)
         .collect();
     let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(|(key, name)| match jit::compile_for("sm_90", key, info) {
-            Ok((image, log)) => {
-                if info {
-                    let report: Vec<&str> = log
-                        .lines()
-                        .filter(|l| l.contains("registers") || l.contains("spill"))
-                        .collect();
-                    println!("{name}: {}", report.join(" | "));
-                    if log.lines().any(|l| {
-                        l.contains("bytes spill")
-                            && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
-                    }) {
-                        return Some(format!("{name}: spills:\n{log}"));
+        .filter_map(
+            |(key, name)| match timed(name, || jit::compile_for("sm_90", key, info)) {
+                Ok((image, log)) => {
+                    if info {
+                        let report: Vec<&str> = log
+                            .lines()
+                            .filter(|l| l.contains("registers") || l.contains("spill"))
+                            .collect();
+                        println!("{name}: {}", report.join(" | "));
+                        if log.lines().any(|l| {
+                            l.contains("bytes spill")
+                                && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                        }) {
+                            return Some(format!("{name}: spills:\n{log}"));
+                        }
                     }
+                    if let Some(d) = &dump {
+                        let file: String = name
+                            .chars()
+                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                            .collect();
+                        let _ = std::fs::create_dir_all(d);
+                        let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
+                    }
+                    None
                 }
-                if let Some(d) = &dump {
-                    let file: String = name
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                        .collect();
-                    let _ = std::fs::create_dir_all(d);
-                    let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
-                }
-                None
-            }
-            Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
-            Err(e) => Some(format!("{name}: {e}")),
-        })
+                Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
+                Err(e) => Some(format!("{name}: {e}")),
+            },
+        )
         .collect();
     println!(
         "{} instances compiled, {} failed",

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 4] = b"DSQ2";
-const HASH: usize = 32;
+pub(crate) const HASH: usize = 32;
 
 /// The cache key of a kernel image: BLAKE3 over the parts, each framed by its length.
 pub(crate) fn key(parts: &[&[u8]]) -> [u8; HASH] {

@@ -8,6 +8,13 @@
 //! and tells its mangled name, so no wrapper is written and no list of instances is kept.
 //! NVRTC is called through cudarc's raw bindings: its safe layer has no headers, name
 //! expressions or CUBIN output.
+//!
+//! Tiers (`DEVSEQ_JIT`): by default a kernel that is not on disk is first compiled quickly
+//! (NVRTC's `--Ofast-compile=mid`: a third of the time, slower code), used at once, and
+//! compiled again with full optimization by a background thread, which puts the optimized
+//! kernel in its place and on disk. Both come from the same template, options and launch
+//! shapes, so they give the same bits; only their speed differs. `Device::finish_compiling`
+//! waits for the background compiles.
 
 use super::disk_cache;
 use super::gpu::{DriverResult, nvrtc_present};
@@ -18,11 +25,11 @@ use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::Ptx;
 use cudarc::nvrtc::sys as nv;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{CStr, CString, c_char};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
@@ -79,11 +86,11 @@ pub(crate) fn instance(key: &KernelKey) -> (String, String) {
 
 /// The kernel of `key` in `map`, built by `build` on its first use: one slot a key, so that
 /// different keys build in parallel and each key once.
-fn once<K: Eq + std::hash::Hash + Clone>(
-    map: &Mutex<HashMap<K, Slot>>,
+fn once<K: Eq + std::hash::Hash + Clone, T: Clone>(
+    map: &Cache<K, T>,
     key: &K,
-    build: impl FnOnce() -> Result<Kernel>,
-) -> Result<Arc<Kernel>> {
+    build: impl FnOnce() -> Result<T>,
+) -> Result<T> {
     let slot = {
         let mut map = map
             .lock()
@@ -93,7 +100,7 @@ fn once<K: Eq + std::hash::Hash + Clone>(
             None => map.entry(key.clone()).or_default().clone(),
         }
     };
-    slot.get_or_init(|| build().map(Arc::new)).clone()
+    slot.get_or_init(build).clone()
 }
 
 /// A compiled kernel, ready to launch.
@@ -115,18 +122,167 @@ enum Target {
     Ptx(String),
 }
 
-type Slot = Arc<OnceLock<Result<Arc<Kernel>>>>;
+type Slot<T> = Arc<OnceLock<Result<T>>>;
+/// A cache of kernels, each built once.
+type Cache<K, T> = Mutex<HashMap<K, Slot<T>>>;
 
-/// The compiler and caches of one GPU.
-pub(crate) struct Jit {
+/// How kernels are compiled, from `DEVSEQ_JIT`: `tiered` (the default), `optimized` (every
+/// kernel fully optimized before its first launch, as a build without tiers) or `quick` (the
+/// quick form only, for testing it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tiers {
+    Tiered,
+    Optimized,
+    Quick,
+}
+
+fn tiers() -> Tiers {
+    match std::env::var("DEVSEQ_JIT").as_deref() {
+        Ok("optimized") => Tiers::Optimized,
+        Ok("quick") => Tiers::Quick,
+        _ => Tiers::Tiered,
+    }
+}
+
+/// The two forms a kernel is compiled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Quick,
+    Optimized,
+}
+
+/// NVRTC with one GPU's target and options, and the disk cache: what the background thread
+/// needs as well.
+struct Compiler {
     ctx: Arc<CudaContext>,
     target: Target,
     version: (i32, i32),
-    options: Vec<String>,
+    optimized: Vec<String>,
+    /// The quick form's options; none where this NVRTC has no `--Ofast-compile` (before 12.8).
+    quick: Option<Vec<String>>,
     cache_dir: Option<PathBuf>,
-    kernels: Mutex<HashMap<KernelKey, Slot>>,
-    /// Users' kernels (`Device::compile`), by name and source.
-    user: Mutex<HashMap<(String, String), Slot>>,
+}
+
+/// The kernel of one key now: its quick form until the optimized one replaces it.
+struct Entry(RwLock<Arc<Kernel>>);
+
+impl Entry {
+    fn new(k: Kernel) -> Arc<Entry> {
+        Arc::new(Entry(RwLock::new(Arc::new(k))))
+    }
+    fn current(&self) -> Result<Arc<Kernel>> {
+        self.0
+            .read()
+            .map(|k| k.clone())
+            .map_err(|_| Error::Internal("kernel entry lock poisoned".into()))
+    }
+    fn replace(&self, k: Kernel) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(k);
+    }
+}
+
+/// An optimized compile waiting for the background thread.
+struct Job {
+    source: String,
+    expr: String,
+    entry: Arc<Entry>,
+}
+
+/// The background compiles of one GPU: a queue served by one thread, started when work
+/// arrives and ended when the queue is empty.
+#[derive(Default)]
+struct Background {
+    queue: Mutex<Queue>,
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// Jobs queued or being compiled.
+    pending: usize,
+    worker: bool,
+}
+
+impl Background {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(self: &Arc<Self>, job: Job, compiler: &Arc<Compiler>) {
+        let mut q = self.lock();
+        q.jobs.push_back(job);
+        q.pending += 1;
+        if q.worker {
+            return;
+        }
+        let (me, c) = (self.clone(), compiler.clone());
+        match std::thread::Builder::new()
+            .name("devseq-jit".into())
+            .spawn(move || me.work(&c))
+        {
+            Ok(_) => q.worker = true,
+            Err(e) => {
+                // No thread: the quick kernels stay.
+                if log_enabled() {
+                    eprintln!("devseq: no background compiles ({e})");
+                }
+                q.pending -= q.jobs.len();
+                q.jobs.clear();
+                self.idle.notify_all();
+            }
+        }
+    }
+
+    fn work(&self, c: &Compiler) {
+        loop {
+            let job = {
+                let mut q = self.lock();
+                match q.jobs.pop_front() {
+                    Some(j) => j,
+                    None => {
+                        q.worker = false;
+                        return;
+                    }
+                }
+            };
+            match c.build(&job.source, &job.expr, Form::Optimized, "in the background") {
+                Ok(k) => job.entry.replace(k),
+                Err(e) => {
+                    if log_enabled() {
+                        eprintln!(
+                            "devseq: {}: the optimized compile failed ({e}); the quick form stays",
+                            job.expr
+                        );
+                    }
+                }
+            }
+            let mut q = self.lock();
+            q.pending -= 1;
+            if q.pending == 0 {
+                self.idle.notify_all();
+            }
+        }
+    }
+
+    /// Waits until no compile is queued or running.
+    fn finish(&self) {
+        let mut q = self.lock();
+        while q.pending > 0 {
+            q = self.idle.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The compiler and caches of one GPU.
+pub(crate) struct Jit {
+    compiler: Arc<Compiler>,
+    tiers: Tiers,
+    kernels: Cache<KernelKey, Arc<Entry>>,
+    /// Users' kernels (`Device::compile`), by name and source: optimized at once, as they are
+    /// handed to the user.
+    user: Cache<(String, String), Arc<Kernel>>,
+    background: Arc<Background>,
 }
 
 fn nvrtc_check(r: nv::nvrtcResult, call: &str) -> Result<()> {
@@ -205,11 +361,12 @@ impl Jit {
         let name = match &target {
             Target::Cubin(a) | Target::Ptx(a) => a.clone(),
         };
-        let jit = Arc::new(Jit {
+        let compiler = Compiler {
             ctx: ctx.clone(),
             target,
             version: (major, minor),
-            options: options(&name),
+            optimized: options(&name),
+            quick: ((major, minor) >= (12, 8)).then(|| quick_options(&name)),
             cache_dir: cache_dir().and_then(|d| match disk_cache::prepare_dir(&d) {
                 Ok(()) => Some(d),
                 Err(why) => {
@@ -219,35 +376,96 @@ impl Jit {
                     None
                 }
             }),
+        };
+        let jit = Arc::new(Jit {
+            compiler: Arc::new(compiler),
+            tiers: tiers(),
             kernels: Mutex::new(HashMap::new()),
             user: Mutex::new(HashMap::new()),
+            background: Arc::new(Background::default()),
         });
         all.push((ctx.ordinal(), jit.clone()));
         Ok(jit)
     }
 
-    /// The kernel of `key`, built on first use (different keys in parallel, each once).
+    /// The kernel of `key`, built on first use (different keys in parallel, each once): the
+    /// optimized form from the disk cache where it is there, else as the tiers say.
     pub fn get(&self, key: &KernelKey) -> Result<Arc<Kernel>> {
-        once(&self.kernels, key, || {
-            let (src, expr) = instance(key);
-            self.build(&src, &expr)
-        })
+        once(&self.kernels, key, || self.first_build(key))?.current()
+    }
+
+    fn first_build(&self, key: &KernelKey) -> Result<Arc<Entry>> {
+        BUILT.fetch_add(1, Ordering::Relaxed);
+        let (src, expr) = instance(key);
+        let c = &self.compiler;
+        if self.tiers == Tiers::Optimized || c.quick.is_none() {
+            return c.build(&src, &expr, Form::Optimized, "").map(Entry::new);
+        }
+        if self.tiers == Tiers::Tiered
+            && let Some(k) = c.cached(&src, &expr, Form::Optimized, Instant::now())
+        {
+            return Ok(Entry::new(k));
+        }
+        let quick = match c.build(&src, &expr, Form::Quick, "") {
+            Ok(k) => k,
+            // A quick compile that fails (an NVRTC that refuses its options): the optimized
+            // form at once, or its error.
+            Err(e) => {
+                if log_enabled() {
+                    eprintln!("devseq: {expr}: the quick compile failed ({e})");
+                }
+                return c.build(&src, &expr, Form::Optimized, "").map(Entry::new);
+            }
+        };
+        let entry = Entry::new(quick);
+        if self.tiers == Tiers::Tiered {
+            let job = Job {
+                source: src,
+                expr,
+                entry: entry.clone(),
+            };
+            self.background.push(job, c);
+        }
+        Ok(entry)
+    }
+
+    /// Waits until every kernel compiled in its quick form so far has its optimized form in
+    /// place (nothing to wait for where the tiers are off).
+    pub fn finish(&self) {
+        self.background.finish();
     }
 
     /// A user's kernel `name` from `source` (after devseq's prelude), built on first use
-    /// through the same compiler options and caches as devseq's own.
+    /// through the same compiler options and caches as devseq's own (optimized at once).
     pub fn user(&self, name: &str, source: &str) -> Result<Arc<Kernel>> {
         once(&self.user, &(name.to_string(), source.to_string()), || {
-            self.build(&format!("#include \"prelude.cuh\"\n{source}\n"), name)
+            let src = format!("#include \"prelude.cuh\"\n{source}\n");
+            self.compiler
+                .build(&src, name, Form::Optimized, "")
+                .map(Arc::new)
         })
     }
+}
 
-    fn build(&self, source: &str, expr: &str) -> Result<Kernel> {
-        BUILT.fetch_add(1, Ordering::Relaxed);
-        let t0 = Instant::now();
+impl Compiler {
+    fn options(&self, form: Form) -> &[String] {
+        match (form, &self.quick) {
+            (Form::Quick, Some(q)) => q,
+            _ => &self.optimized,
+        }
+    }
+
+    /// The disk cache entry of an instance in `form` (its path and key), where there is a cache.
+    fn entry(
+        &self,
+        source: &str,
+        expr: &str,
+        form: Form,
+    ) -> Option<(PathBuf, [u8; disk_cache::HASH])> {
+        let dir = self.cache_dir.as_ref()?;
         let version = format!("{}.{}", self.version.0, self.version.1);
         let mut parts: Vec<&[u8]> = vec![source.as_bytes(), expr.as_bytes(), version.as_bytes()];
-        for o in &self.options {
+        for o in self.options(form) {
             parts.push(o.as_bytes());
         }
         for (name, text) in files() {
@@ -255,44 +473,54 @@ impl Jit {
             parts.push(text.as_bytes());
         }
         let key = disk_cache::key(&parts);
-        let path = self
-            .cache_dir
-            .as_ref()
-            .map(|d| disk_cache::entry_path(d, &key));
-        if let Some(p) = &path {
-            let why = match disk_cache::read(p, &key) {
-                Ok((lowered, image)) => match self.load(image, &lowered, expr) {
-                    Ok(k) => {
-                        if log_enabled() {
-                            eprintln!(
-                                "devseq: {expr}: loaded from the disk cache in {:.1} ms",
-                                t0.elapsed().as_secs_f64() * 1e3
-                            );
-                        }
-                        return Ok(k);
+        Some((disk_cache::entry_path(dir, &key), key))
+    }
+
+    /// The instance in `form` from the disk cache, where it is there and loads.
+    fn cached(&self, source: &str, expr: &str, form: Form, t0: Instant) -> Option<Kernel> {
+        let (path, key) = self.entry(source, expr, form)?;
+        let why = match disk_cache::read(&path, &key) {
+            Ok((lowered, image)) => match self.load(image, &lowered, expr) {
+                Ok(k) => {
+                    if log_enabled() {
+                        eprintln!(
+                            "devseq: {expr}: loaded from the disk cache in {:.1} ms ({form:?})",
+                            t0.elapsed().as_secs_f64() * 1e3
+                        );
                     }
-                    Err(e) => Some(format!("did not load ({e})")),
-                },
-                Err(disk_cache::Reject::Missing) => None,
-                Err(r) => Some(format!("not used ({})", r.reason())),
-            };
-            if let Some(why) = why
-                && log_enabled()
-            {
-                eprintln!("devseq: {}: {why}; compiling again", p.display());
-            }
+                    return Some(k);
+                }
+                Err(e) => Some(format!("did not load ({e})")),
+            },
+            Err(disk_cache::Reject::Missing) => None,
+            Err(r) => Some(format!("not used ({})", r.reason())),
+        };
+        if let Some(why) = why
+            && log_enabled()
+        {
+            eprintln!("devseq: {}: {why}; compiling again", path.display());
         }
-        let (lowered, image, _) = compile(source, expr, &self.options, &self.target)?;
+        None
+    }
+
+    /// The instance in `form`: from the disk cache, else compiled (and written there).
+    fn build(&self, source: &str, expr: &str, form: Form, note: &str) -> Result<Kernel> {
+        let t0 = Instant::now();
+        if let Some(k) = self.cached(source, expr, form, t0) {
+            return Ok(k);
+        }
+        let (lowered, image, _) = compile(source, expr, self.options(form), &self.target)?;
         let t1 = Instant::now();
-        if let Some(p) = &path {
-            disk_cache::write(p, &key, &lowered, &image);
+        if let Some((path, key)) = self.entry(source, expr, form) {
+            disk_cache::write(&path, &key, &lowered, &image);
         }
         let k = self.load(image, &lowered, expr)?;
         if log_enabled() {
             eprintln!(
-                "devseq: {expr}: compiled by NVRTC in {:.1} ms, loaded in {:.1} ms",
+                "devseq: {expr}: compiled by NVRTC in {:.1} ms, loaded in {:.1} ms ({form:?}{}{note})",
                 (t1 - t0).as_secs_f64() * 1e3,
-                t1.elapsed().as_secs_f64() * 1e3
+                t1.elapsed().as_secs_f64() * 1e3,
+                if note.is_empty() { "" } else { ", " },
             );
         }
         Ok(k)
@@ -418,9 +646,18 @@ pub(crate) fn compile_for(
 ) -> Result<(Vec<u8>, String)> {
     let (src, expr) = instance(key);
     let target = Target::Cubin(arch.to_string());
-    let mut opts = options(arch);
+    // The quick form where `DEVSEQ_COMPILE_QUICK` is set.
+    let mut opts = if std::env::var_os("DEVSEQ_COMPILE_QUICK").is_some() {
+        quick_options(arch)
+    } else {
+        options(arch)
+    };
     if ptxas_info {
         opts.push("--ptxas-options=-v".into());
+    }
+    // Options to try, for measuring the compiler (e.g. `--time=-`).
+    if let Ok(extra) = std::env::var("DEVSEQ_NVRTC_EXTRA") {
+        opts.extend(extra.split_whitespace().map(String::from));
     }
     compile(&src, &expr, &opts, &target).map(|(_, image, log)| (image, log))
 }
@@ -434,4 +671,12 @@ fn options(arch: &str) -> Vec<String> {
         "--fmad=false".to_string(),
         "-DNDEBUG".to_string(),
     ]
+}
+
+/// The quick form's options for `arch`: the same, with NVRTC's fast-compile level `mid` (a
+/// third of the compile time of the optimized form for the scans, at some cost in speed).
+fn quick_options(arch: &str) -> Vec<String> {
+    let mut o = options(arch);
+    o.push("--Ofast-compile=mid".to_string());
+    o
 }

@@ -77,6 +77,10 @@ impl Backend for CudaBackend {
         self.gpu.synchronize()
     }
 
+    fn finish_compiling(&self) {
+        self.gpu.jit.finish()
+    }
+
     fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         self.gpu.time(f)
     }
