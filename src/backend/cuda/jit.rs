@@ -163,21 +163,33 @@ struct Compiler {
     cache_dir: Option<PathBuf>,
 }
 
-/// The kernel of one key now: its quick form until the optimized one replaces it.
-struct Entry(RwLock<Arc<Kernel>>);
+/// The kernel of one key now: its quick form until the optimized one replaces it. The
+/// replaced form is kept (its module loaded) for the life of the process: launches of it may
+/// still be queued when it is replaced, and unloading a module under them is not safe.
+struct Entry {
+    current: RwLock<Arc<Kernel>>,
+    replaced: Mutex<Option<Arc<Kernel>>>,
+}
 
 impl Entry {
     fn new(k: Kernel) -> Arc<Entry> {
-        Arc::new(Entry(RwLock::new(Arc::new(k))))
+        Arc::new(Entry {
+            current: RwLock::new(Arc::new(k)),
+            replaced: Mutex::new(None),
+        })
     }
     fn current(&self) -> Result<Arc<Kernel>> {
-        self.0
+        self.current
             .read()
             .map(|k| k.clone())
             .map_err(|_| Error::Internal("kernel entry lock poisoned".into()))
     }
     fn replace(&self, k: Kernel) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(k);
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+            Arc::new(k),
+        );
+        *self.replaced.lock().unwrap_or_else(|e| e.into_inner()) = Some(old);
     }
 }
 
