@@ -552,17 +552,21 @@ fn float_pipelines(d: &Device) -> Vec<u64> {
 }
 
 /// Runs the float pipelines with the kernels as first compiled (the quick form, on a cold
-/// cache), then again once the optimized form has replaced them: the same bits, and those of
-/// the host backend.
+/// cache), then again once the optimized form has replaced them: the same bits. Then queues
+/// more quick compiles and exits while their optimized forms are being compiled (which must
+/// not crash the exit).
 fn both_tiers(d: &Device) {
     let first = float_pipelines(d);
     d.finish_compiling();
     let optimized = float_pipelines(d);
     assert!(first == optimized, "the quick and optimized kernels differ");
-    assert!(
-        float_pipelines(&Device::host()) == optimized,
-        "the GPU and the host differ"
-    );
+    let xs = DeviceSeq::<f64>::sequence(d, 1000).unwrap();
+    for k in 0..4u32 {
+        let ys = xs
+            .map(move |x| (0..=k).fold(x, |y, j| y * 0.5 + j as f64))
+            .unwrap();
+        ys.exclusive_scan(1.0, Op::Max).unwrap().to_vec().unwrap();
+    }
 }
 
 /// Runs `n` children of this test binary at once against the cache directory `dir`; returns
@@ -680,8 +684,9 @@ fn flipped_cache_bytes_are_recompiled() {
 }
 
 /// On a cold cache, kernels are first compiled in their quick form and then optimized in the
-/// background; both forms give the same bits (`both_tiers`), and the next process loads the
-/// optimized form from the disk cache.
+/// background; both forms give the same bits (`both_tiers`), a process may exit while
+/// optimized forms are being compiled, and the next process loads the optimized forms from
+/// the disk cache.
 #[test]
 fn quick_and_optimized_kernels_give_the_same_bits() {
     let _alone = alone();
@@ -691,20 +696,28 @@ fn quick_and_optimized_kernels_give_the_same_bits() {
         eprintln!("the host backend compiles nothing: the tiers need a GPU");
         return;
     }
-    let quick = first.matches("(Quick)").count();
-    let optimized = first.matches("(Optimized, in the background)").count();
+    let compiled = |log: &str, form: &str| {
+        log.lines()
+            .filter(|l| l.contains("compiled by NVRTC") && l.contains(form))
+            .count()
+    };
+    let quick = compiled(&first, "(Quick)");
+    let optimized = compiled(&first, "(Optimized, in the background)");
+    // The float pipelines' kernels (at least 6, all optimized before their second run),
+    // and the 4 scans of the exit (whose optimized forms may not be done).
     assert!(
-        quick >= 4,
+        quick >= 10,
         "the cold process compiles quick forms first:\n{first}"
     );
-    assert_eq!(
-        quick, optimized,
+    assert!(
+        optimized + 4 >= quick && optimized <= quick,
         "each quick form is optimized later:\n{first}"
     );
     let second = children("tiers", 1, &dir).concat();
-    assert!(
-        !second.contains("compiled by NVRTC"),
-        "the second process compiles nothing:\n{second}"
+    assert_eq!(
+        compiled(&second, "(Quick)"),
+        0,
+        "the second process compiles no quick form:\n{second}"
     );
     assert!(
         second.contains("loaded from the disk cache") && second.contains("(Optimized)"),

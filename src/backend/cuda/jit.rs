@@ -214,6 +214,28 @@ struct Queue {
     /// Jobs queued or being compiled.
     pending: usize,
     worker: bool,
+    /// The process is exiting: no more jobs.
+    closed: bool,
+}
+
+/// Every GPU's background compiles, for the exit hook.
+static BACKGROUNDS: Mutex<Vec<Arc<Background>>> = Mutex::new(Vec::new());
+
+unsafe extern "C" {
+    /// The C library's: runs `f` at process exit.
+    fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
+}
+
+/// Run by the C library at process exit, before the CUDA and NVRTC libraries tear down (their
+/// own exit handlers were registered before this one, and run after it): ends the background
+/// compiles, dropping the queued ones and waiting for the one running. A thread still inside
+/// NVRTC or the driver while they tear down would crash the exiting process.
+extern "C" fn end_background_compiles() {
+    if let Ok(all) = BACKGROUNDS.try_lock() {
+        for b in all.iter() {
+            b.close();
+        }
+    }
 }
 
 impl Background {
@@ -222,7 +244,16 @@ impl Background {
     }
 
     fn push(self: &Arc<Self>, job: Job, compiler: &Arc<Compiler>) {
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| {
+            // SAFETY: registers a function that takes and returns nothing and does not
+            // unwind (it only takes locks without panicking).
+            unsafe { atexit(end_background_compiles) };
+        });
         let mut q = self.lock();
+        if q.closed {
+            return;
+        }
         q.jobs.push_back(job);
         q.pending += 1;
         if q.worker {
@@ -280,6 +311,17 @@ impl Background {
     /// Waits until no compile is queued or running.
     fn finish(&self) {
         let mut q = self.lock();
+        while q.pending > 0 {
+            q = self.idle.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Takes no more jobs, drops the queued ones and waits for the one running.
+    fn close(&self) {
+        let mut q = self.lock();
+        q.closed = true;
+        q.pending -= q.jobs.len();
+        q.jobs.clear();
         while q.pending > 0 {
             q = self.idle.wait(q).unwrap_or_else(|e| e.into_inner());
         }
@@ -396,6 +438,10 @@ impl Jit {
             user: Mutex::new(HashMap::new()),
             background: Arc::new(Background::default()),
         });
+        BACKGROUNDS
+            .lock()
+            .map_err(|_| Error::Internal("jit registry lock poisoned".into()))?
+            .push(jit.background.clone());
         all.push((ctx.ordinal(), jit.clone()));
         Ok(jit)
     }
