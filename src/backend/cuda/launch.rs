@@ -185,8 +185,9 @@ impl<P: KernelParams> Bound<'_, P> {
     }
 
     /// Blocks for a grid-stride kernel over `tiles` tiles: one full wave of the device, or
-    /// fewer where there are fewer tiles. Fixed for a given size and device, so kernels that
-    /// combine per block stay deterministic.
+    /// fewer where there are fewer tiles. It follows the kernel's occupancy, which may differ
+    /// between a kernel's quick and optimized forms (`jit.rs`), so only kernels whose results
+    /// do not depend on the grid use it: element-wise ones, and exact combinations (counts).
     pub fn wave(&self, block: u32, tiles: u64) -> Result<u64> {
         let occ = self.occupancy(block)? as u64;
         Ok(tiles.min(self.gpu.arch.sms as u64 * occ).max(1))
