@@ -11,7 +11,7 @@
 //!
 //! Tiers (`DEVSEQ_JIT`): by default a kernel that is not on disk is first compiled quickly
 //! (NVRTC's `--Ofast-compile=mid`: a third of the time, slower code), used at once, and
-//! compiled again with full optimization by a background thread, which puts the optimized
+//! compiled again with full optimization by background threads, which put the optimized
 //! kernel in its place and on disk. Both come from the same template, options and launch
 //! shapes, so they give the same bits; only their speed differs. `Device::finish_compiling`
 //! waits for the background compiles.
@@ -200,8 +200,8 @@ struct Job {
     entry: Arc<Entry>,
 }
 
-/// The background compiles of one GPU: a queue served by one thread, started when work
-/// arrives and ended when the queue is empty.
+/// The background compiles of one GPU: a queue served by up to `workers()` threads, started
+/// when work arrives and ended when the queue is empty.
 #[derive(Default)]
 struct Background {
     queue: Mutex<Queue>,
@@ -213,9 +213,18 @@ struct Queue {
     jobs: VecDeque<Job>,
     /// Jobs queued or being compiled.
     pending: usize,
-    worker: bool,
+    /// Threads serving the queue.
+    workers: usize,
     /// The process is exiting: no more jobs.
     closed: bool,
+}
+
+/// Background compile threads for one GPU: a quarter of the CPUs, from 1 to 4. The quick
+/// forms run slower (1.1 to 9.4 times on an H100), so the optimized ones should come soon, but
+/// the user's own threads need the CPUs too.
+fn workers() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus / 4).clamp(1, 4)
 }
 
 /// Every GPU's background compiles, for the exit hook.
@@ -228,7 +237,7 @@ unsafe extern "C" {
 
 /// Run by the C library at process exit, before the CUDA and NVRTC libraries tear down (their
 /// own exit handlers were registered before this one, and run after it): ends the background
-/// compiles, dropping the queued ones and waiting for the one running. A thread still inside
+/// compiles, dropping the queued ones and waiting for those running. A thread still inside
 /// NVRTC or the driver while they tear down would crash the exiting process.
 extern "C" fn end_background_compiles() {
     if let Ok(all) = BACKGROUNDS.try_lock() {
@@ -256,7 +265,7 @@ impl Background {
         }
         q.jobs.push_back(job);
         q.pending += 1;
-        if q.worker {
+        if q.workers >= workers() {
             return;
         }
         let (me, c) = (self.clone(), compiler.clone());
@@ -264,15 +273,17 @@ impl Background {
             .name("devseq-jit".into())
             .spawn(move || me.work(&c))
         {
-            Ok(_) => q.worker = true,
+            Ok(_) => q.workers += 1,
             Err(e) => {
-                // No thread: the quick kernels stay.
                 if log_enabled() {
-                    eprintln!("devseq: no background compiles ({e})");
+                    eprintln!("devseq: no background compile thread ({e})");
                 }
-                q.pending -= q.jobs.len();
-                q.jobs.clear();
-                self.idle.notify_all();
+                // With no thread at all, the quick kernels stay.
+                if q.workers == 0 {
+                    q.pending -= q.jobs.len();
+                    q.jobs.clear();
+                    self.idle.notify_all();
+                }
             }
         }
     }
@@ -284,7 +295,7 @@ impl Background {
                 match q.jobs.pop_front() {
                     Some(j) => j,
                     None => {
-                        q.worker = false;
+                        q.workers -= 1;
                         return;
                     }
                 }
@@ -316,7 +327,7 @@ impl Background {
         }
     }
 
-    /// Takes no more jobs, drops the queued ones and waits for the one running.
+    /// Takes no more jobs, drops the queued ones and waits for those running.
     fn close(&self) {
         let mut q = self.lock();
         q.closed = true;
