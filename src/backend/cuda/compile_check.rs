@@ -4,7 +4,10 @@
 //! default: `cargo test --lib -- --ignored kernels_compile`. With `DEVSEQ_DUMP_DIR` set, the
 //! images are written there (for cuobjdump); `DEVSEQ_COMPILE_ONLY` keeps the instances whose
 //! name expression contains that text (e.g. `ds_segscan<ds::Col<i32`); `DEVSEQ_PTXAS_INFO=1`
-//! prints ptxas' registers and spills of each, and fails on any spill.
+//! prints ptxas' registers and spills of each, and fails on any spill. For compile-time surveys:
+//! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time, `DEVSEQ_COMPILE_SAMPLE=k`
+//! keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the quick form (`jit.rs`) and
+//! `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
 
 use super::key::KernelKey;
 use super::source::SourceKey;
@@ -253,38 +256,37 @@ fn kernels_compile() {
         .map(|(_, x)| x)
         .collect();
     let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
+    let compile = |key, name| timed(name, || jit::compile_for("sm_90", key, info));
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(
-            |(key, name)| match timed(name, || jit::compile_for("sm_90", key, info)) {
-                Ok((image, log)) => {
-                    if info {
-                        let report: Vec<&str> = log
-                            .lines()
-                            .filter(|l| l.contains("registers") || l.contains("spill"))
-                            .collect();
-                        println!("{name}: {}", report.join(" | "));
-                        if log.lines().any(|l| {
-                            l.contains("bytes spill")
-                                && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
-                        }) {
-                            return Some(format!("{name}: spills:\n{log}"));
-                        }
+        .filter_map(|(key, name)| match compile(key, name) {
+            Ok((image, log)) => {
+                if info {
+                    let report: Vec<&str> = log
+                        .lines()
+                        .filter(|l| l.contains("registers") || l.contains("spill"))
+                        .collect();
+                    println!("{name}: {}", report.join(" | "));
+                    if log.lines().any(|l| {
+                        l.contains("bytes spill")
+                            && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")
+                    }) {
+                        return Some(format!("{name}: spills:\n{log}"));
                     }
-                    if let Some(d) = &dump {
-                        let file: String = name
-                            .chars()
-                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                            .collect();
-                        let _ = std::fs::create_dir_all(d);
-                        let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
-                    }
-                    None
                 }
-                Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
-                Err(e) => Some(format!("{name}: {e}")),
-            },
-        )
+                if let Some(d) = &dump {
+                    let file: String = name
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    let _ = std::fs::create_dir_all(d);
+                    let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
+                }
+                None
+            }
+            Err(crate::Error::Compile { log, .. }) => Some(format!("{name}:\n{log}")),
+            Err(e) => Some(format!("{name}: {e}")),
+        })
         .collect();
     println!(
         "{} instances compiled, {} failed",
