@@ -237,8 +237,8 @@ unsafe extern "C" {
 
 /// Run by the C library at process exit, before the CUDA and NVRTC libraries tear down (their
 /// own exit handlers were registered before this one, and run after it): ends the background
-/// compiles, dropping the queued ones and waiting for those running. A thread still inside
-/// NVRTC or the driver while they tear down would crash the exiting process.
+/// compiles, dropping the queued ones and waiting (a bounded time) for those running. A thread
+/// still inside NVRTC or the driver while they tear down would crash the exiting process.
 extern "C" fn end_background_compiles() {
     if let Ok(all) = BACKGROUNDS.try_lock() {
         for b in all.iter() {
@@ -327,14 +327,23 @@ impl Background {
         }
     }
 
-    /// Takes no more jobs, drops the queued ones and waits for those running.
+    /// Takes no more jobs, drops the queued ones and waits for those running, for 20 seconds
+    /// at most (an exit that waits longer is stuck: better to let it go on).
     fn close(&self) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
         let mut q = self.lock();
         q.closed = true;
         q.pending -= q.jobs.len();
         q.jobs.clear();
         while q.pending > 0 {
-            q = self.idle.wait(q).unwrap_or_else(|e| e.into_inner());
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            q = self
+                .idle
+                .wait_timeout(q, left)
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
     }
 }
