@@ -144,8 +144,8 @@ impl Device {
     ///
     /// A kernel that is not in the disk cache is first compiled quickly (about a third of the
     /// time, slower code) so that the first call returns soon, and then again with full
-    /// optimization by a background thread, which swaps it in and writes it to the disk
-    /// cache (docs/guide.md, "The kernel cache and environment variables"). The two forms
+    /// optimization by background threads, which swap it in and write it to the disk cache
+    /// (docs/guide.md, "The kernel cache and environment variables"). The two forms
     /// give the same bits; only their speed differs. Call this before timing a pipeline,
     /// after a first call that compiled its kernels; the host backend, and a GPU with
     /// `DEVSEQ_JIT=optimized`, have nothing to wait for.
