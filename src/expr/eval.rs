@@ -1,5 +1,7 @@
-//! The host's interpreter of expression graphs: a graph evaluated element by element, with
-//! the semantics that the C++ printed from the same graph has on the GPU (`cuda.rs`).
+//! The host's interpreter of expression graphs, with the semantics that the C++ printed from
+//! the same graph has on the GPU (`cuda.rs`): a graph evaluated for one element (`eval`), or
+//! for a block of elements node by node in typed loops (`eval_block`), both through the same
+//! per-element operations (`apply`).
 
 use super::graph::{Bin, Cmp, Kind, Node, Un};
 use crate::item::{ScalarType, float_max, float_min};
@@ -138,6 +140,7 @@ fn shift_amount(v: Val) -> u32 {
     }
 }
 
+#[inline(always)]
 fn unary(op: Un, a: Val) -> Val {
     match op {
         Un::Neg => match a {
@@ -159,6 +162,7 @@ fn unary(op: Un, a: Val) -> Val {
     }
 }
 
+#[inline(always)]
 fn binary(op: Bin, a: Val, b: Val) -> Val {
     match op {
         Bin::Add => all_arms!(a, b, |x, y| x.wrapping_add(y), x + y),
@@ -192,6 +196,7 @@ fn binary(op: Bin, a: Val, b: Val) -> Val {
     }
 }
 
+#[inline(always)]
 fn compare(op: Cmp, a: Val, b: Val) -> Val {
     let r = match op {
         Cmp::Eq => cmp_arms!(a, b, |x, y| x == y),
@@ -251,8 +256,57 @@ pub(crate) fn canonical(v: Val) -> Val {
     }
 }
 
+/// The value of non-leaf node `n` from its operands' values (`v(k)`: node k's value).
+#[inline(always)]
+fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
+    match n.kind {
+        Kind::Unary(op, a) => unary(op, v(a)),
+        Kind::Binary(op, a, b) => binary(op, v(a), v(b)),
+        Kind::Cmp(op, a, b) => compare(op, v(a), v(b)),
+        Kind::Select(c, a, b) => {
+            if v(c).truthy() {
+                v(a)
+            } else {
+                v(b)
+            }
+        }
+        Kind::Cast(a) => cast(v(a), n.ty),
+        Kind::Bits(a) => {
+            // A computed NaN is made canonical first (its sign is not specified).
+            let o = &nodes[a as usize];
+            let x = if o.kind.is_leaf() {
+                v(a)
+            } else {
+                canonical(v(a))
+            };
+            Val::U64(o.ty.bits_from_compute(x.bits()))
+        }
+        // Leaves have no operands: their values come from the caller.
+        Kind::Arg(_)
+        | Kind::Param(_)
+        | Kind::Column(_)
+        | Kind::Index
+        | Kind::Head(..)
+        | Kind::Random(..) => Val::U8(0),
+    }
+}
+
+/// Whether node `n`'s value comes from the caller rather than from operands.
+fn reads(n: &Node) -> bool {
+    matches!(
+        n.kind,
+        Kind::Arg(_)
+            | Kind::Param(_)
+            | Kind::Column(_)
+            | Kind::Index
+            | Kind::Head(..)
+            | Kind::Random(..)
+    )
+}
+
 /// Evaluates `nodes` for one element and returns node `out`; `leaf` gives the value of every
-/// leaf node (`Arg`, `Param`, `Column`, `Index`); `vals` is scratch of the nodes' length.
+/// leaf node (`Arg`, `Param`, `Column`, `Index`, `Head`, `Random`); `vals` is scratch of the
+/// nodes' length.
 #[inline]
 pub(crate) fn eval(
     nodes: &[Node],
@@ -261,36 +315,400 @@ pub(crate) fn eval(
     mut leaf: impl FnMut(&Node) -> Val,
 ) -> Val {
     for (i, n) in nodes.iter().enumerate() {
-        let v = |k: &u32| vals[*k as usize];
-        vals[i] = match &n.kind {
-            Kind::Arg(_)
-            | Kind::Param(_)
-            | Kind::Column(_)
-            | Kind::Index
-            | Kind::Head(..)
-            | Kind::Random(..) => leaf(n),
-            Kind::Unary(op, a) => unary(*op, v(a)),
-            Kind::Binary(op, a, b) => binary(*op, v(a), v(b)),
-            Kind::Cmp(op, a, b) => compare(*op, v(a), v(b)),
-            Kind::Select(c, a, b) => {
-                if v(c).truthy() {
-                    v(a)
-                } else {
-                    v(b)
-                }
-            }
-            Kind::Cast(a) => cast(v(a), n.ty),
-            Kind::Bits(a) => {
-                // A computed NaN is made canonical first (its sign is not specified).
-                let o = &nodes[*a as usize];
-                let x = if o.kind.is_leaf() {
-                    v(a)
-                } else {
-                    canonical(v(a))
-                };
-                Val::U64(o.ty.bits_from_compute(x.bits()))
-            }
+        vals[i] = if reads(n) {
+            leaf(n)
+        } else {
+            apply(nodes, n, |k| vals[k as usize])
         };
     }
     vals[out as usize]
+}
+
+/// One node's values over a block of elements, in its compute type: a typed vector, so that
+/// `eval_block` runs one monomorphic loop a node where the operands' types allow.
+pub(crate) enum Lanes {
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// An element type of a lane: its `Lanes` variant and `Val` variant.
+pub(crate) trait Lane: Copy + Default + bytemuck::Pod {
+    fn val(self) -> Val;
+    /// The value of a `Val` of this type (the default for another: never, as the operations
+    /// that typed loops run keep their operands' type).
+    fn of(v: Val) -> Self;
+    fn lane(l: &Lanes) -> Option<&Vec<Self>>;
+    fn lane_mut(l: &mut Lanes) -> Option<&mut Vec<Self>>;
+}
+
+macro_rules! lane_types {
+    ($($V:ident($t:ty)),*) => {
+        $(impl Lane for $t {
+            #[inline(always)]
+            fn val(self) -> Val {
+                Val::$V(self)
+            }
+            #[inline(always)]
+            fn of(v: Val) -> Self {
+                match v {
+                    Val::$V(x) => x,
+                    _ => {
+                        debug_assert!(false, "a value of another type than its lane's");
+                        Self::default()
+                    }
+                }
+            }
+            fn lane(l: &Lanes) -> Option<&Vec<Self>> {
+                match l {
+                    Lanes::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn lane_mut(l: &mut Lanes) -> Option<&mut Vec<Self>> {
+                match l {
+                    Lanes::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+        })*
+
+        impl Lanes {
+            pub fn clear(&mut self) {
+                match self {
+                    $(Lanes::$V(v) => v.clear(),)*
+                }
+            }
+
+            /// Value `j`.
+            pub fn get(&self, j: usize) -> Val {
+                match self {
+                    $(Lanes::$V(v) => Val::$V(v[j]),)*
+                }
+            }
+
+            /// Appends `v`, a value of the lane's type (a graph's nodes have the types their
+            /// values have).
+            pub fn push(&mut self, v: Val) {
+                match (self, v) {
+                    $((Lanes::$V(l), Val::$V(x)) => l.push(x),)*
+                    _ => debug_assert!(false, "a value of another type than its lane's"),
+                }
+            }
+        }
+    };
+}
+
+lane_types!(
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+    F64(f64)
+);
+
+/// `$f::<T>(args)` with `T` the element type of lane `$l`.
+macro_rules! by_lane {
+    ($l:expr, $f:ident $args:tt) => {
+        match $l {
+            Lanes::I8(_) => $f::<i8> $args,
+            Lanes::I16(_) => $f::<i16> $args,
+            Lanes::I32(_) => $f::<i32> $args,
+            Lanes::I64(_) => $f::<i64> $args,
+            Lanes::U8(_) => $f::<u8> $args,
+            Lanes::U16(_) => $f::<u16> $args,
+            Lanes::U32(_) => $f::<u32> $args,
+            Lanes::U64(_) => $f::<u64> $args,
+            Lanes::F32(_) => $f::<f32> $args,
+            Lanes::F64(_) => $f::<f64> $args,
+        }
+    };
+}
+pub(crate) use by_lane;
+
+/// Appends `n` copies of `v` (a value of type `T`) to a lane of type `T`.
+pub(crate) fn fill_lane<T: Lane>(l: &mut Lanes, v: Val, n: usize) {
+    if let Some(l) = T::lane_mut(l) {
+        l.extend(std::iter::repeat_n(T::of(v), n));
+    }
+}
+
+/// `f` of each value of a lane of type `T`.
+pub(crate) fn each_in_lane<T: Lane>(l: &Lanes, f: impl FnMut(Val)) {
+    if let Some(l) = T::lane(l) {
+        l.iter().map(|&x| x.val()).for_each(f);
+    }
+}
+
+/// Appends to a lane of type `T` the elements stored (little-endian) in `bytes`.
+pub(crate) fn extend_le<T: Lane>(l: &mut Lanes, bytes: &[u8]) {
+    if let Some(l) = T::lane_mut(l) {
+        let size = std::mem::size_of::<T>();
+        l.extend(
+            bytes
+                .chunks_exact(size)
+                .map(bytemuck::pod_read_unaligned::<T>),
+        );
+    }
+}
+
+/// `o = op(a)` over lanes of type `T`; false where the lanes are not all of it.
+fn unary_lanes<T: Lane>(op: Un, a: &Lanes, o: &mut Lanes) -> bool {
+    let (Some(a), Some(o)) = (T::lane(a), T::lane_mut(o)) else {
+        return false;
+    };
+    o.extend(a.iter().map(|&x| T::of(unary(op, x.val()))));
+    true
+}
+
+/// `o = op(a, b)` over lanes of type `T` (`b` of `u32` for the shifts).
+fn binary_lanes<T: Lane>(op: Bin, a: &Lanes, b: &Lanes, o: &mut Lanes) -> bool {
+    let (Some(a), Some(o)) = (T::lane(a), T::lane_mut(o)) else {
+        return false;
+    };
+    if matches!(op, Bin::Shl | Bin::Shr) {
+        let Some(s) = u32::lane(b) else { return false };
+        o.extend(
+            a.iter()
+                .zip(s)
+                .map(|(&x, &s)| T::of(binary(op, x.val(), Val::U32(s)))),
+        );
+    } else {
+        let Some(b) = T::lane(b) else { return false };
+        o.extend(
+            a.iter()
+                .zip(b)
+                .map(|(&x, &y)| T::of(binary(op, x.val(), y.val()))),
+        );
+    }
+    true
+}
+
+/// `o = (a op b) as u8` over operand lanes of type `T`.
+fn compare_lanes<T: Lane>(op: Cmp, a: &Lanes, b: &Lanes, o: &mut Lanes) -> bool {
+    let (Some(a), Some(b), Some(o)) = (T::lane(a), T::lane(b), u8::lane_mut(o)) else {
+        return false;
+    };
+    o.extend(
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| u8::of(compare(op, x.val(), y.val()))),
+    );
+    true
+}
+
+impl Lanes {
+    /// An empty lane for values of compute type `ty.compute()`, room for `len`.
+    pub fn new(ty: ScalarType, len: usize) -> Lanes {
+        use ScalarType::*;
+        match ty.compute() {
+            I8 => Lanes::I8(Vec::with_capacity(len)),
+            I16 => Lanes::I16(Vec::with_capacity(len)),
+            I32 => Lanes::I32(Vec::with_capacity(len)),
+            I64 => Lanes::I64(Vec::with_capacity(len)),
+            U8 => Lanes::U8(Vec::with_capacity(len)),
+            U16 => Lanes::U16(Vec::with_capacity(len)),
+            U32 => Lanes::U32(Vec::with_capacity(len)),
+            U64 => Lanes::U64(Vec::with_capacity(len)),
+            F64 => Lanes::F64(Vec::with_capacity(len)),
+            _ => Lanes::F32(Vec::with_capacity(len)),
+        }
+    }
+}
+
+/// Evaluates `nodes` for a block of `len` elements at once, node by node, into `lanes` (one
+/// per node, of its type: `Lanes::new`), each then holding that node's `len` values: the
+/// values `eval` gives element by element, with one typed loop a node instead of a walk of the
+/// graph an element. `leaf(n, lane)` appends leaf node `n`'s `len` values to its (empty) lane.
+pub(crate) fn eval_block(
+    nodes: &[Node],
+    len: usize,
+    lanes: &mut [Lanes],
+    mut leaf: impl FnMut(&Node, &mut Lanes),
+) {
+    for (i, n) in nodes.iter().enumerate() {
+        let (done, rest) = lanes.split_at_mut(i);
+        let lane = &mut rest[0];
+        lane.clear();
+        if reads(n) {
+            leaf(n, lane);
+            continue;
+        }
+        let l = |k: u32| &done[k as usize];
+        // The same functions as `eval`'s (`apply`), in loops typed by the operands' lanes,
+        // for the operations whose result has their operands' type (a comparison's: u8).
+        let typed = match n.kind {
+            Kind::Unary(op, a) => by_lane!(l(a), unary_lanes(op, l(a), lane)),
+            Kind::Binary(op, a, b) => by_lane!(l(a), binary_lanes(op, l(a), l(b), lane)),
+            Kind::Cmp(op, a, b) => by_lane!(l(a), compare_lanes(op, l(a), l(b), lane)),
+            _ => false,
+        };
+        if !typed {
+            for j in 0..len {
+                lane.push(apply(nodes, n, |k| done[k as usize].get(j)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TYPES: [ScalarType; 10] = [
+        ScalarType::I8,
+        ScalarType::I16,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::U8,
+        ScalarType::U16,
+        ScalarType::U32,
+        ScalarType::U64,
+        ScalarType::F32,
+        ScalarType::F64,
+    ];
+
+    /// Bits of value `k` of a sequence that starts with edge values (zeros, extremes, NaNs of
+    /// both signs and other payloads, infinities, subnormals, shift amounts past the width)
+    /// and goes on with hashed bits.
+    fn value(ty: ScalarType, k: u64) -> Val {
+        let edges: [u64; 12] = match ty {
+            ScalarType::F32 => [
+                0,
+                1 << 31,
+                0x7fc0_0000,
+                0xffc0_0001,
+                0x7f80_0000,
+                0xff80_0000,
+                1,
+                0x3f80_0000,
+                0xbf80_0000,
+                0x7f7f_ffff,
+                0x4049_0fdb,
+                0x0080_0000,
+            ],
+            ScalarType::F64 => [
+                0,
+                1 << 63,
+                0x7ff8 << 48,
+                0xfff8_0000_0000_0001,
+                0x7ff << 52,
+                0xfff << 52,
+                1,
+                0x3ff << 52,
+                0xbff << 52,
+                0x7fef_ffff_ffff_ffff,
+                0x4009_21fb_5444_2d18,
+                1 << 52,
+            ],
+            _ => [
+                0,
+                1,
+                2,
+                7,
+                31,
+                32,
+                63,
+                64,
+                65,
+                u64::MAX,
+                u64::MAX >> 1,
+                1u64 << (ty.bits() - 1),
+            ],
+        };
+        let bits = match edges.get(k as usize) {
+            Some(&b) => b,
+            None => {
+                let mut z = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z ^ (z >> 31)
+            }
+        };
+        Val::from_compute_bits(ty, bits)
+    }
+
+    /// Every operation of the interpreter on every compute type, over operands `Arg(0)`,
+    /// `Arg(1)` (the type) and `Arg(2)` (a `u32`, the shifts' amount).
+    fn graph(ty: ScalarType) -> Vec<Node> {
+        let node = |ty, kind| Node { ty, kind };
+        let mut n = vec![
+            node(ty, Kind::Arg(0)),
+            node(ty, Kind::Arg(1)),
+            node(ScalarType::U32, Kind::Arg(2)),
+        ];
+        use Bin::*;
+        use Un::*;
+        for op in [
+            Neg, Not, Abs, Sqrt, Exp, Ln, Sin, Cos, Tanh, Floor, Ceil, Round,
+        ] {
+            n.push(node(ty, Kind::Unary(op, 0)));
+        }
+        for op in [Add, Sub, Mul, Div, Rem, And, Or, Xor, Min, Max, Pow] {
+            n.push(node(ty, Kind::Binary(op, 0, 1)));
+        }
+        for op in [Shl, Shr] {
+            n.push(node(ty, Kind::Binary(op, 0, 2)));
+        }
+        for op in [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge] {
+            n.push(node(ScalarType::U8, Kind::Cmp(op, 0, 1)));
+        }
+        let c = n.len() as u32 - 3; // a comparison: `a < b`
+        n.push(node(ty, Kind::Select(c, 0, 1)));
+        for to in TYPES.into_iter().chain([ScalarType::F16, ScalarType::BF16]) {
+            n.push(node(to, Kind::Cast(0)));
+        }
+        let sum = n
+            .iter()
+            .position(|x| x.kind == Kind::Binary(Add, 0, 1))
+            .unwrap() as u32;
+        n.push(node(ScalarType::U64, Kind::Bits(0)));
+        n.push(node(ScalarType::U64, Kind::Bits(sum)));
+        n
+    }
+
+    #[test]
+    fn blocks_give_the_values_of_single_elements() {
+        let len = 300;
+        for ty in TYPES {
+            let nodes = graph(ty);
+            let arg = |k: u8, j: usize| match k {
+                0 => value(ty, j as u64),
+                1 => value(ty, (j as u64 * 7 + 3) % len as u64),
+                _ => Val::U32((j % 70) as u32),
+            };
+            let mut lanes: Vec<Lanes> = nodes.iter().map(|n| Lanes::new(n.ty, len)).collect();
+            eval_block(&nodes, len, &mut lanes, |n, lane| {
+                let Kind::Arg(k) = n.kind else { unreachable!() };
+                (0..len).for_each(|j| lane.push(arg(k, j)))
+            });
+            let mut vals = vec![Val::U8(0); nodes.len()];
+            for j in 0..len {
+                eval(&nodes, 0, &mut vals, |n| {
+                    let Kind::Arg(k) = n.kind else { unreachable!() };
+                    arg(k, j)
+                });
+                for (i, v) in vals.iter().enumerate() {
+                    let b = lanes[i].get(j);
+                    assert_eq!(
+                        (v.bits(), std::mem::discriminant(v)),
+                        (b.bits(), std::mem::discriminant(&b)),
+                        "{ty:?} node {i} ({:?}) element {j}",
+                        nodes[i]
+                    );
+                }
+            }
+        }
+    }
 }

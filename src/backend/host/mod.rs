@@ -1,8 +1,8 @@
 //! The host backend: every primitive on the CPU with rayon, giving the answers the API
 //! describes (integers identical to the GPU's; floats deterministic, rounded in the host's own
 //! fixed order). Sources are read in chunks of `CHUNK` elements (a lazy one evaluated chunk by
-//! chunk, with no temporary of the sequence's size), and the element type is matched once, in
-//! `with_type!`.
+//! chunk, `BLOCK` elements at a time node by node, with no temporary of the sequence's size),
+//! and the element type is matched once, in `with_type!`.
 
 pub(crate) mod combine;
 pub(crate) mod compact;
@@ -18,7 +18,9 @@ pub(crate) mod sort;
 use super::{Backend, Init, ScanMode, SortValues};
 use crate::error::{Error, Result};
 use crate::expr::combine::Combiner;
-use crate::expr::eval::{Val, canonical, eval};
+use crate::expr::eval::{
+    Lanes, Val, by_lane, canonical, each_in_lane, eval, eval_block, extend_le, fill_lane,
+};
 use crate::expr::graph::{Kind, Node};
 use crate::item::{Element, ScalarType};
 use crate::op::Op;
@@ -32,6 +34,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Elements a parallel task takes: fixed, so float results never depend on the thread count.
 pub(crate) const CHUNK: usize = 1 << 14;
+
+/// Elements of a lazy source evaluated at once, node by node (`eval_block`): enough to walk
+/// the graph rarely, few enough that every node's values stay in the L1 cache.
+const BLOCK: usize = 256;
 
 /// Runs `$body` with `$T` the element type of the `ScalarType` `$ty`.
 macro_rules! with_type {
@@ -209,10 +215,87 @@ impl<'a, T: Element> HostSrc<'a, T> {
     pub fn read(&self, range: std::ops::Range<usize>) -> Cow<'a, [T]> {
         match self.plain {
             Some(p) => Cow::Borrowed(&p[range]),
-            None => {
-                let mut e = self.eval();
-                Cow::Owned(range.map(|i| e.at(i)).collect())
+            None => Cow::Owned(self.evaluate(range)),
+        }
+    }
+
+    /// Elements `range` of a lazy source, evaluated `BLOCK` at a time (`eval_block`).
+    fn evaluate(&self, range: std::ops::Range<usize>) -> Vec<T> {
+        let g = &self.src.graph;
+        let mut lanes: Vec<Lanes> = g.nodes.iter().map(|n| Lanes::new(n.ty, BLOCK)).collect();
+        let mut out = Vec::with_capacity(range.len());
+        let computed = g.out_is_computed();
+        for from in range.clone().step_by(BLOCK) {
+            let rows = from..range.end.min(from + BLOCK);
+            eval_block(&g.nodes, rows.len(), &mut lanes, |n, lane| {
+                self.leaves(n, rows.clone(), lane)
+            });
+            let o = &lanes[g.out as usize];
+            by_lane!(o, each_in_lane(o, |v| out.push(stored::<T>(v, computed))));
+        }
+        out
+    }
+
+    /// The values of leaf node `n` at `rows`, appended to `lane` (of the node's type): in a
+    /// typed loop for constants, row numbers and columns stored in their compute type.
+    fn leaves(&self, n: &Node, rows: std::ops::Range<usize>, lane: &mut Lanes) {
+        match (n.kind, &mut *lane) {
+            (Kind::Param(_), lane) => {
+                let v = self.leaf(n, rows.start);
+                by_lane!(lane, fill_lane(lane, v, rows.len()))
             }
+            (Kind::Index, Lanes::U64(l)) => l.extend(rows.map(|r| r as u64)),
+            (Kind::Column(k), lane)
+                if self.cols[k as usize].0 == n.ty && n.ty.compute() == n.ty =>
+            {
+                let bytes = self.cols[k as usize].1;
+                let s = n.ty.size();
+                by_lane!(lane, extend_le(lane, &bytes[rows.start * s..rows.end * s]))
+            }
+            (_, lane) => rows.for_each(|r| lane.push(self.leaf(n, r))),
+        }
+    }
+
+    /// The value of leaf node `n` (of the source's graph) at `row`.
+    fn leaf(&self, n: &Node, row: usize) -> Val {
+        let (src, cols) = (self.src, &self.cols);
+        match n.kind {
+            Kind::Column(k) => {
+                let (ty, bytes, _) = cols[k as usize];
+                let size = ty.size();
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(&bytes[row * size..(row + 1) * size]);
+                Val::load(ty, u64::from_le_bytes(b))
+            }
+            Kind::Head(c, p) => {
+                let Kind::Column(k) = src.graph.nodes[c as usize].kind else {
+                    return Val::U8(1);
+                };
+                let (ty, bytes, before) = cols[k as usize];
+                let size = ty.size();
+                let first = row as u64 + src.params[p as usize] == 0;
+                let differs = first
+                    || if row == 0 {
+                        before != Some(&bytes[..size])
+                    } else {
+                        bytes[(row - 1) * size..row * size] != bytes[row * size..(row + 1) * size]
+                    };
+                Val::U8(differs as u8)
+            }
+            Kind::Param(k) => Val::from_compute_bits(n.ty, src.params[k as usize]),
+            Kind::Random(r, sd, o) => {
+                let (seed, i) = (src.params[sd as usize], row as u64 + src.params[o as usize]);
+                match (r, n.ty) {
+                    (Rand::Bits, ScalarType::U64) => Val::U64(random::bits64(seed, i)),
+                    (Rand::Bits, _) => Val::U32(random::bits32(seed, i)),
+                    (Rand::Uniform, ScalarType::F64) => Val::F64(random::uniform(n.ty, seed, i)),
+                    (Rand::Uniform, _) => Val::F32(random::uniform(n.ty, seed, i) as f32),
+                    (Rand::Normal, ScalarType::F64) => Val::F64(random::normal(n.ty, seed, i)),
+                    (Rand::Normal, _) => Val::F32(random::normal(n.ty, seed, i) as f32),
+                }
+            }
+            Kind::Index => Val::U64(row as u64),
+            _ => Val::U8(0),
         }
     }
 
@@ -254,53 +337,19 @@ impl<T: Element> Eval<'_, '_, T> {
         if let Some(p) = self.s.plain {
             return p[row];
         }
-        let (src, cols) = (self.s.src, &self.s.cols);
-        let leaf = |n: &Node| match n.kind {
-            Kind::Column(k) => {
-                let (ty, bytes, _) = cols[k as usize];
-                let size = ty.size();
-                let mut b = [0u8; 8];
-                b[..size].copy_from_slice(&bytes[row * size..(row + 1) * size]);
-                Val::load(ty, u64::from_le_bytes(b))
-            }
-            Kind::Head(c, p) => {
-                let Kind::Column(k) = src.graph.nodes[c as usize].kind else {
-                    return Val::U8(1);
-                };
-                let (ty, bytes, before) = cols[k as usize];
-                let size = ty.size();
-                let first = row as u64 + src.params[p as usize] == 0;
-                let differs = first
-                    || if row == 0 {
-                        before != Some(&bytes[..size])
-                    } else {
-                        bytes[(row - 1) * size..row * size] != bytes[row * size..(row + 1) * size]
-                    };
-                Val::U8(differs as u8)
-            }
-            Kind::Param(k) => Val::from_compute_bits(n.ty, src.params[k as usize]),
-            Kind::Random(r, sd, o) => {
-                let (seed, i) = (src.params[sd as usize], row as u64 + src.params[o as usize]);
-                match (r, n.ty) {
-                    (Rand::Bits, ScalarType::U64) => Val::U64(random::bits64(seed, i)),
-                    (Rand::Bits, _) => Val::U32(random::bits32(seed, i)),
-                    (Rand::Uniform, ScalarType::F64) => Val::F64(random::uniform(n.ty, seed, i)),
-                    (Rand::Uniform, _) => Val::F32(random::uniform(n.ty, seed, i) as f32),
-                    (Rand::Normal, ScalarType::F64) => Val::F64(random::normal(n.ty, seed, i)),
-                    (Rand::Normal, _) => Val::F32(random::normal(n.ty, seed, i) as f32),
-                }
-            }
-            Kind::Index => Val::U64(row as u64),
-            _ => Val::U8(0),
-        };
-        let v = eval(&src.graph.nodes, src.graph.out, &mut self.vals, leaf);
-        let v = if src.graph.out_is_computed() {
-            canonical(v)
-        } else {
-            v
-        };
-        <T as Element>::from_bits(v.store(T::TYPE))
+        let s = self.s;
+        let g = &s.src.graph;
+        let v = eval(&g.nodes, g.out, &mut self.vals, |n| s.leaf(n, row));
+        stored(v, g.out_is_computed())
     }
+}
+
+/// A source's result value as the element it stands for: a computed NaN made canonical, as
+/// on the GPU.
+#[inline(always)]
+fn stored<T: Element>(v: Val, computed: bool) -> T {
+    let v = if computed { canonical(v) } else { v };
+    <T as Element>::from_bits(v.store(T::TYPE))
 }
 
 /// The host CPU (rayon's global pool).
