@@ -283,6 +283,25 @@ impl Combiner {
     /// `a ⊕ b` on the host, items as compute values, a computed float NaN made canonical (as
     /// on the GPU) where `canon`; `scratch` has the nodes' length.
     pub fn apply(&self, a: &[Val], b: &[Val], scratch: &mut [Val], canon: bool) -> Vec<Val> {
+        let mut out = Vec::with_capacity(self.outs.len());
+        self.apply_into(a, b, scratch, canon, &mut out);
+        out
+    }
+
+    /// `apply` into `out` (cleared first), for loops that combine without allocating.
+    pub fn apply_into(
+        &self,
+        a: &[Val],
+        b: &[Val],
+        scratch: &mut [Val],
+        canon: bool,
+        out: &mut Vec<Val>,
+    ) {
+        out.clear();
+        if self.nodes.is_empty() {
+            out.extend_from_slice(a);
+            return;
+        }
         let k = self.types.len();
         let leaf = |n: &Node| match n.kind {
             Kind::Arg(j) if (j as usize) < k => a[j as usize],
@@ -290,21 +309,15 @@ impl Combiner {
             Kind::Param(p) => Val::from_compute_bits(n.ty, self.params[p as usize]),
             _ => Val::U8(0),
         };
-        if self.nodes.is_empty() {
-            return a.to_vec();
-        }
         eval(&self.nodes, self.outs[0], scratch, leaf);
-        self.outs
-            .iter()
-            .map(|&o| {
-                let v = scratch[o as usize];
-                if !canon || matches!(self.nodes[o as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
-                    v
-                } else {
-                    canonical(v)
-                }
-            })
-            .collect()
+        out.extend(self.outs.iter().map(|&o| {
+            let v = scratch[o as usize];
+            if !canon || matches!(self.nodes[o as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
+                v
+            } else {
+                canonical(v)
+            }
+        }));
     }
 
     /// Scratch for `apply`.

@@ -227,6 +227,7 @@ macro_rules! cast_to {
 }
 
 /// Rust's `as` from `v` to element type `to` (to f16/bf16 through f32, then rounded).
+#[inline(always)]
 pub(crate) fn cast(v: Val, to: ScalarType) -> Val {
     use ScalarType::*;
     match to {
@@ -419,20 +420,24 @@ lane_types!(
     F64(f64)
 );
 
-/// `$f::<T>(args)` with `T` the element type of lane `$l`.
+/// `$f::<T>(args)` with `T` the element type of lane `$l` (after the generic arguments `$g`
+/// where given: `$f::<$g, T>(args)`).
 macro_rules! by_lane {
     ($l:expr, $f:ident $args:tt) => {
+        by_lane!($l, $f<> $args)
+    };
+    ($l:expr, $f:ident<$($g:ty),*> $args:tt) => {
         match $l {
-            Lanes::I8(_) => $f::<i8> $args,
-            Lanes::I16(_) => $f::<i16> $args,
-            Lanes::I32(_) => $f::<i32> $args,
-            Lanes::I64(_) => $f::<i64> $args,
-            Lanes::U8(_) => $f::<u8> $args,
-            Lanes::U16(_) => $f::<u16> $args,
-            Lanes::U32(_) => $f::<u32> $args,
-            Lanes::U64(_) => $f::<u64> $args,
-            Lanes::F32(_) => $f::<f32> $args,
-            Lanes::F64(_) => $f::<f64> $args,
+            Lanes::I8(_) => $f::<$($g,)* i8> $args,
+            Lanes::I16(_) => $f::<$($g,)* i16> $args,
+            Lanes::I32(_) => $f::<$($g,)* i32> $args,
+            Lanes::I64(_) => $f::<$($g,)* i64> $args,
+            Lanes::U8(_) => $f::<$($g,)* u8> $args,
+            Lanes::U16(_) => $f::<$($g,)* u16> $args,
+            Lanes::U32(_) => $f::<$($g,)* u32> $args,
+            Lanes::U64(_) => $f::<$($g,)* u64> $args,
+            Lanes::F32(_) => $f::<$($g,)* f32> $args,
+            Lanes::F64(_) => $f::<$($g,)* f64> $args,
         }
     };
 }
@@ -509,6 +514,35 @@ fn compare_lanes<T: Lane>(op: Cmp, a: &Lanes, b: &Lanes, o: &mut Lanes) -> bool 
     true
 }
 
+/// `o = c != 0 ? a : b` over lanes of type `T` and a `u8` condition (a comparison's).
+fn select_lanes<T: Lane>(c: &Lanes, a: &Lanes, b: &Lanes, o: &mut Lanes) -> bool {
+    let (Some(c), Some(a), Some(b), Some(o)) =
+        (u8::lane(c), T::lane(a), T::lane(b), T::lane_mut(o))
+    else {
+        return false;
+    };
+    o.extend(
+        c.iter()
+            .zip(a.iter().zip(b))
+            .map(|(&c, (&x, &y))| if c != 0 { x } else { y }),
+    );
+    true
+}
+
+/// `o = a as to` over a lane of type `A` into one of type `R` (`to`'s compute type).
+fn cast_lanes<A: Lane, R: Lane>(a: &Lanes, o: &mut Lanes, to: ScalarType) -> bool {
+    let (Some(a), Some(o)) = (A::lane(a), R::lane_mut(o)) else {
+        return false;
+    };
+    o.extend(a.iter().map(|&x| R::of(cast(x.val(), to))));
+    true
+}
+
+/// `cast_lanes` from a lane of type `A`, by the type of `o`.
+fn cast_from<A: Lane>(a: &Lanes, o: &mut Lanes, to: ScalarType) -> bool {
+    by_lane!(&*o, cast_lanes<A>(a, o, to))
+}
+
 impl Lanes {
     /// An empty lane for values of compute type `ty.compute()`, room for `len`.
     pub fn new(ty: ScalarType, len: usize) -> Lanes {
@@ -547,12 +581,14 @@ pub(crate) fn eval_block(
             continue;
         }
         let l = |k: u32| &done[k as usize];
-        // The same functions as `eval`'s (`apply`), in loops typed by the operands' lanes,
-        // for the operations whose result has their operands' type (a comparison's: u8).
+        // The same functions as `eval`'s (`apply`), in loops typed by the operands' lanes
+        // (`Bits` and conditions other than a comparison's take the per-element path).
         let typed = match n.kind {
             Kind::Unary(op, a) => by_lane!(l(a), unary_lanes(op, l(a), lane)),
             Kind::Binary(op, a, b) => by_lane!(l(a), binary_lanes(op, l(a), l(b), lane)),
             Kind::Cmp(op, a, b) => by_lane!(l(a), compare_lanes(op, l(a), l(b), lane)),
+            Kind::Select(c, a, b) => by_lane!(l(a), select_lanes(l(c), l(a), l(b), lane)),
+            Kind::Cast(a) => by_lane!(l(a), cast_from(l(a), lane, n.ty)),
             _ => false,
         };
         if !typed {

@@ -31,6 +31,12 @@ fn item(cols: &[Vec<Val>], i: usize) -> Vec<Val> {
     cols.iter().map(|c| c[i]).collect()
 }
 
+/// Item `i` of components read by `read`, into `x`.
+fn item_into(cols: &[Vec<Val>], i: usize, x: &mut Vec<Val>) {
+    x.clear();
+    x.extend(cols.iter().map(|c| c[i]));
+}
+
 /// `a ⊕ b` where either may be missing.
 fn join(c: &Combiner, a: Option<Vec<Val>>, b: Vec<Val>, scratch: &mut [Val]) -> Vec<Val> {
     match a {
@@ -48,9 +54,11 @@ fn totals(srcs: &[Source], c: &Combiner) -> Result<Vec<Vec<Val>>> {
             let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
             let cols = read(srcs, r.clone())?;
             let mut s = c.scratch();
-            let mut acc = item(&cols, 0);
+            let (mut acc, mut x, mut next) = (item(&cols, 0), Vec::new(), Vec::new());
             for i in 1..r.len() {
-                acc = c.apply(&acc, &item(&cols, i), &mut s, true);
+                item_into(&cols, i, &mut x);
+                c.apply_into(&acc, &x, &mut s, true, &mut next);
+                std::mem::swap(&mut acc, &mut next);
             }
             Ok(acc)
         })
@@ -91,36 +99,33 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
     let chunks: Vec<Vec<Vec<u64>>> = prefixes
         .into_par_iter()
         .enumerate()
-        .map(|(ch, mut q)| {
+        .map(|(ch, prefix)| {
             let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
             let cols = read(srcs, r.clone())?;
             let mut s = c.scratch();
             let mut out = vec![Vec::with_capacity(r.len()); k];
+            // `q` the combination of the items before this one (where `has`), `next` that of
+            // the items up to this one.
+            let (mut has, mut q) = (prefix.is_some(), prefix.unwrap_or_default());
+            let (mut x, mut next) = (Vec::new(), Vec::new());
             for i in 0..r.len() {
-                let x = item(&cols, i);
-                let v = match mode {
-                    ScanMode::Inclusive => {
-                        let v = join(c, q, x, &mut s);
-                        q = Some(v.clone());
-                        v
-                    }
-                    ScanMode::Exclusive(_) => {
-                        let v = q.clone().unwrap_or_else(|| init.clone());
-                        q = Some(join(c, q, x, &mut s));
-                        v
-                    }
-                    ScanMode::SegmentedExclusive(_) => {
-                        let v = match (&q, head(&x)) {
-                            (Some(q), false) => q.clone(),
-                            _ => init.clone(),
-                        };
-                        q = Some(join(c, q, x, &mut s));
-                        v
-                    }
+                item_into(&cols, i, &mut x);
+                if has {
+                    c.apply_into(&q, &x, &mut s, true, &mut next);
+                } else {
+                    next.clone_from(&x);
+                }
+                let v: &[Val] = match mode {
+                    ScanMode::Inclusive => &next,
+                    ScanMode::Exclusive(_) if has => &q,
+                    ScanMode::SegmentedExclusive(_) if has && !head(&x) => &q,
+                    _ => &init,
                 };
                 for (j, o) in out.iter_mut().enumerate() {
                     o.push(v[j].store(c.types[j]));
                 }
+                std::mem::swap(&mut q, &mut next);
+                has = true;
             }
             Ok(out)
         })
