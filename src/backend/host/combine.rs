@@ -1,8 +1,8 @@
 //! `scatter_combine` on the host: values grouped by slot in ascending order of position,
 //! combined in that order, then with the base value.
 
-use super::HostSrc;
 use super::gather::check;
+use super::{CHUNK, HostSrc};
 use crate::error::Result;
 use crate::item::{Element, Index};
 use crate::op::Op;
@@ -29,20 +29,24 @@ pub(crate) fn scatter_combine<T: Element, I: Index>(
     order.par_sort_unstable();
     let starts: Vec<usize> = (0..order.len())
         .into_par_iter()
+        .with_min_len(CHUNK)
         .filter(|&k| k == 0 || order[k].0 != order[k - 1].0)
         .collect();
     let mut out = base.to_vec();
     let runs: Vec<(usize, T)> = (0..starts.len())
         .into_par_iter()
-        .map(|r| {
-            let mut e = vals.eval();
-            let end = starts.get(r + 1).copied().unwrap_or(order.len());
-            let slot = order[starts[r]].0 as usize;
-            let first = e.at(order[starts[r]].1).to_compute();
-            let v = (starts[r] + 1..end)
-                .fold(first, |a, k| op.combine(a, e.at(order[k].1).to_compute()));
-            (slot, T::from_compute(op.combine(v, out[slot].to_compute())))
-        })
+        .with_min_len(super::min_items(starts.len(), order.len()))
+        .map_init(
+            || vals.eval(),
+            |e, r| {
+                let end = starts.get(r + 1).copied().unwrap_or(order.len());
+                let slot = order[starts[r]].0 as usize;
+                let first = e.at(order[starts[r]].1).to_compute();
+                let v = (starts[r] + 1..end)
+                    .fold(first, |a, k| op.combine(a, e.at(order[k].1).to_compute()));
+                (slot, T::from_compute(op.combine(v, out[slot].to_compute())))
+            },
+        )
         .collect();
     for (slot, v) in runs {
         out[slot] = v;

@@ -23,8 +23,13 @@ pub(crate) fn values<V: Element>(a: &HostSrc<'_, V>, b: &HostSrc<'_, V>, from: &
 
 fn origins<T: Element>(a: &[T], b: &[T]) -> Vec<u64> {
     let (na, nb) = (a.len(), b.len());
-    let ka: Vec<u64> = a.par_iter().map(|&x| key(x, false)).collect();
-    let kb: Vec<u64> = b.par_iter().map(|&x| key(x, false)).collect();
+    let keys = |v: &[T]| -> Vec<u64> {
+        v.par_iter()
+            .with_min_len(CHUNK)
+            .map(|&x| key(x, false))
+            .collect()
+    };
+    let (ka, kb) = (keys(a), keys(b));
     let mut out = vec![0u64; na + nb];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
         let d = c * CHUNK;
@@ -55,6 +60,7 @@ fn origins<T: Element>(a: &[T], b: &[T]) -> Vec<u64> {
 fn pick<V: Element>(a: &[V], b: &[V], from: &[u64]) -> Vec<V> {
     let na = a.len() as u64;
     from.par_iter()
+        .with_min_len(CHUNK)
         .map(|&f| {
             if f < na {
                 a[f as usize]

@@ -35,6 +35,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Elements a parallel task takes: fixed, so float results never depend on the thread count.
 pub(crate) const CHUNK: usize = 1 << 14;
 
+/// Items a parallel task takes at least, where `items` items hold `elements` elements: about
+/// `CHUNK` elements a task. Small inputs then run on the calling thread: work that rayon splits
+/// goes to its pool, which costs waking a worker and then the caller (tens of microseconds).
+pub(crate) fn min_items(items: usize, elements: usize) -> usize {
+    (CHUNK * items / elements.max(1)).max(1)
+}
+
 /// Elements of a lazy source evaluated at once, node by node (`eval_block`): enough to walk
 /// the graph rarely, few enough that every node's values stay in the L1 cache.
 const BLOCK: usize = 256;

@@ -78,6 +78,7 @@ pub(crate) fn reduce<T: Element>(s: &HostSrc<'_, T>, flags: &HostSrc<'_, u8>, op
     let h = heads(flags);
     (0..h.len())
         .into_par_iter()
+        .with_min_len(super::min_items(h.len(), s.len()))
         .map(|k| {
             let end = h.get(k + 1).copied().unwrap_or(s.len());
             let xs = s.read(h[k]..end);

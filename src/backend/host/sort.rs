@@ -2,7 +2,7 @@
 //! the same ordered bits as the GPU's radix sort (floats in the order of `total_cmp`). Values
 //! move by the sorting permutation, as bytes, so that only the key type is generic.
 
-use super::HostSrc;
+use super::{CHUNK, HostSrc};
 use crate::item::{Element, ScalarType};
 use rayon::prelude::*;
 
@@ -45,7 +45,11 @@ pub(crate) fn sort_order<T: Element>(s: &HostSrc<'_, T>, descending: bool) -> (V
         .collect();
     p.par_sort_unstable();
     let order: Vec<usize> = p.into_iter().map(|(_, i)| i).collect();
-    let sorted = order.par_iter().map(|&i| keys[i]).collect();
+    let sorted = order
+        .par_iter()
+        .with_min_len(CHUNK)
+        .map(|&i| keys[i])
+        .collect();
     (sorted, order)
 }
 
@@ -54,6 +58,7 @@ pub(crate) fn permute_bytes(bytes: &[u8], size: usize, order: &[usize]) -> Vec<u
     let mut out = vec![0u8; order.len() * size];
     out.par_chunks_mut(size)
         .zip(order.par_iter())
+        .with_min_len(CHUNK)
         .for_each(|(o, &i)| o.copy_from_slice(&bytes[i * size..(i + 1) * size]));
     out
 }
