@@ -164,18 +164,33 @@ impl Graph {
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
     pub nodes: Vec<Node>,
+    /// The nodes by value, kept once there are more than `SCAN` (fewer are searched in order:
+    /// hashing a node costs more than comparing it with a closure's few nodes).
     index: HashMap<Node, u32>,
 }
+
+/// Nodes a `Builder` searches in order before it keeps an index.
+const SCAN: usize = 32;
 
 impl Builder {
     /// The index of `node`, appended unless an equal node is there.
     pub fn add(&mut self, node: Node) -> u32 {
-        if let Some(&i) = self.index.get(&node) {
+        let found = if self.nodes.len() <= SCAN {
+            self.nodes.iter().position(|n| *n == node).map(|i| i as u32)
+        } else {
+            if self.index.is_empty() {
+                self.index = (0..).zip(&self.nodes).map(|(i, n)| (*n, i)).collect();
+            }
+            self.index.get(&node).copied()
+        };
+        if let Some(i) = found {
             return i;
         }
         let i = self.nodes.len() as u32;
         self.nodes.push(node);
-        self.index.insert(node, i);
+        if !self.index.is_empty() {
+            self.index.insert(node, i);
+        }
         i
     }
 
@@ -202,5 +217,46 @@ impl Builder {
             nodes,
             out: new[out as usize],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal nodes share one index on both sides of `SCAN` (searched in order below it, by
+    /// the index above it), and distinct ones get the next.
+    #[test]
+    fn equal_nodes_share_an_index_past_the_scan() {
+        let mut b = Builder::default();
+        let arg = b.add(Node {
+            ty: ScalarType::U32,
+            kind: Kind::Arg(0),
+        });
+        let mut last = arg;
+        let mut chain = vec![arg];
+        for _ in 0..3 * SCAN {
+            let n = Node {
+                ty: ScalarType::U32,
+                kind: Kind::Binary(Bin::Add, last, arg),
+            };
+            let i = b.add(n);
+            assert_eq!(
+                i as usize,
+                b.nodes.len() - 1,
+                "a new node gets the next index"
+            );
+            assert_eq!(b.add(n), i, "at {} nodes", b.nodes.len());
+            chain.push(i);
+            last = i;
+        }
+        for (k, &i) in chain.iter().enumerate().skip(1) {
+            let n = Node {
+                ty: ScalarType::U32,
+                kind: Kind::Binary(Bin::Add, chain[k - 1], arg),
+            };
+            assert_eq!(b.add(n), i);
+        }
+        assert_eq!(b.nodes.len(), 3 * SCAN + 1);
     }
 }
