@@ -7,9 +7,88 @@ use super::graph::{Bin, Cmp, Kind, Node, Un};
 use crate::item::{ScalarType, float_max, float_min};
 use half::{bf16, f16};
 
-/// A value in its compute type (f16 and bf16 values are `F32`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Val {
+/// `Val` (one value of a compute type), `Lanes` (a block of values of one) and the `Lane`
+/// trait of each type, from one list of the compute types (f16 and bf16 compute in f32).
+macro_rules! compute_types {
+    ($($V:ident($t:ty)),*) => {
+        /// A value in its compute type (f16 and bf16 values are `F32`).
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub(crate) enum Val {
+            $($V($t),)*
+        }
+
+        /// One node's values over a block of elements, in its compute type: a typed vector,
+        /// so that `eval_block` runs one monomorphic loop a node where the operands' types
+        /// allow.
+        pub(crate) enum Lanes {
+            $($V(Vec<$t>),)*
+        }
+
+        $(impl Lane for $t {
+            #[inline(always)]
+            fn val(self) -> Val {
+                Val::$V(self)
+            }
+            #[inline(always)]
+            fn of(v: Val) -> Self {
+                match v {
+                    Val::$V(x) => x,
+                    _ => {
+                        debug_assert!(false, "a value of another type than its lane's");
+                        Self::default()
+                    }
+                }
+            }
+            fn lane(l: &Lanes) -> Option<&Vec<Self>> {
+                match l {
+                    Lanes::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn lane_mut(l: &mut Lanes) -> Option<&mut Vec<Self>> {
+                match l {
+                    Lanes::$V(v) => Some(v),
+                    _ => None,
+                }
+            }
+        })*
+
+        impl Lanes {
+            /// An empty lane for values of compute type `ty.compute()`, room for `len`.
+            pub fn new(ty: ScalarType, len: usize) -> Lanes {
+                match ty.compute() {
+                    $(ScalarType::$V => Lanes::$V(Vec::with_capacity(len)),)*
+                    // f16 and bf16 compute in f32.
+                    _ => Lanes::F32(Vec::with_capacity(len)),
+                }
+            }
+
+            pub fn clear(&mut self) {
+                match self {
+                    $(Lanes::$V(v) => v.clear(),)*
+                }
+            }
+
+            /// Value `j`.
+            pub fn get(&self, j: usize) -> Val {
+                match self {
+                    $(Lanes::$V(v) => Val::$V(v[j]),)*
+                }
+            }
+
+            /// Appends `v`, a value of the lane's type (a graph's nodes have the types their
+            /// values have).
+            pub fn push(&mut self, v: Val) {
+                match (self, v) {
+                    $((Lanes::$V(l), Val::$V(x)) => l.push(x),)*
+                    _ => debug_assert!(false, "a value of another type than its lane's"),
+                }
+            }
+        }
+    };
+}
+
+compute_types!(
     I8(i8),
     I16(i16),
     I32(i32),
@@ -19,8 +98,8 @@ pub(crate) enum Val {
     U32(u32),
     U64(u64),
     F32(f32),
-    F64(f64),
-}
+    F64(f64)
+);
 
 impl Val {
     /// The value of compute type `ty.compute()` whose bits are `bits`.
@@ -325,21 +404,6 @@ pub(crate) fn eval(
     vals[out as usize]
 }
 
-/// One node's values over a block of elements, in its compute type: a typed vector, so that
-/// `eval_block` runs one monomorphic loop a node where the operands' types allow.
-pub(crate) enum Lanes {
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
 /// An element type of a lane: its `Lanes` variant and `Val` variant.
 pub(crate) trait Lane: Copy + Default + bytemuck::Pod {
     fn val(self) -> Val;
@@ -349,76 +413,6 @@ pub(crate) trait Lane: Copy + Default + bytemuck::Pod {
     fn lane(l: &Lanes) -> Option<&Vec<Self>>;
     fn lane_mut(l: &mut Lanes) -> Option<&mut Vec<Self>>;
 }
-
-macro_rules! lane_types {
-    ($($V:ident($t:ty)),*) => {
-        $(impl Lane for $t {
-            #[inline(always)]
-            fn val(self) -> Val {
-                Val::$V(self)
-            }
-            #[inline(always)]
-            fn of(v: Val) -> Self {
-                match v {
-                    Val::$V(x) => x,
-                    _ => {
-                        debug_assert!(false, "a value of another type than its lane's");
-                        Self::default()
-                    }
-                }
-            }
-            fn lane(l: &Lanes) -> Option<&Vec<Self>> {
-                match l {
-                    Lanes::$V(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn lane_mut(l: &mut Lanes) -> Option<&mut Vec<Self>> {
-                match l {
-                    Lanes::$V(v) => Some(v),
-                    _ => None,
-                }
-            }
-        })*
-
-        impl Lanes {
-            pub fn clear(&mut self) {
-                match self {
-                    $(Lanes::$V(v) => v.clear(),)*
-                }
-            }
-
-            /// Value `j`.
-            pub fn get(&self, j: usize) -> Val {
-                match self {
-                    $(Lanes::$V(v) => Val::$V(v[j]),)*
-                }
-            }
-
-            /// Appends `v`, a value of the lane's type (a graph's nodes have the types their
-            /// values have).
-            pub fn push(&mut self, v: Val) {
-                match (self, v) {
-                    $((Lanes::$V(l), Val::$V(x)) => l.push(x),)*
-                    _ => debug_assert!(false, "a value of another type than its lane's"),
-                }
-            }
-        }
-    };
-}
-
-lane_types!(
-    I8(i8),
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    U8(u8),
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    F32(f32),
-    F64(f64)
-);
 
 /// `$f::<T>(args)` with `T` the element type of lane `$l` (after the generic arguments `$g`
 /// where given: `$f::<$g, T>(args)`).
@@ -543,25 +537,6 @@ fn cast_from<A: Lane>(a: &Lanes, o: &mut Lanes, to: ScalarType) -> bool {
     by_lane!(&*o, cast_lanes<A>(a, o, to))
 }
 
-impl Lanes {
-    /// An empty lane for values of compute type `ty.compute()`, room for `len`.
-    pub fn new(ty: ScalarType, len: usize) -> Lanes {
-        use ScalarType::*;
-        match ty.compute() {
-            I8 => Lanes::I8(Vec::with_capacity(len)),
-            I16 => Lanes::I16(Vec::with_capacity(len)),
-            I32 => Lanes::I32(Vec::with_capacity(len)),
-            I64 => Lanes::I64(Vec::with_capacity(len)),
-            U8 => Lanes::U8(Vec::with_capacity(len)),
-            U16 => Lanes::U16(Vec::with_capacity(len)),
-            U32 => Lanes::U32(Vec::with_capacity(len)),
-            U64 => Lanes::U64(Vec::with_capacity(len)),
-            F64 => Lanes::F64(Vec::with_capacity(len)),
-            _ => Lanes::F32(Vec::with_capacity(len)),
-        }
-    }
-}
-
 /// Evaluates `nodes` for a block of `len` elements at once, node by node, into `lanes` (one
 /// per node, of its type: `Lanes::new`), each then holding that node's `len` values: the
 /// values `eval` gives element by element, with one typed loop a node instead of a walk of the
@@ -603,18 +578,10 @@ pub(crate) fn eval_block(
 mod tests {
     use super::*;
 
-    const TYPES: [ScalarType; 10] = [
-        ScalarType::I8,
-        ScalarType::I16,
-        ScalarType::I32,
-        ScalarType::I64,
-        ScalarType::U8,
-        ScalarType::U16,
-        ScalarType::U32,
-        ScalarType::U64,
-        ScalarType::F32,
-        ScalarType::F64,
-    ];
+    /// The compute types: those of `Val` and `Lanes`.
+    fn compute_types() -> impl Iterator<Item = ScalarType> {
+        ScalarType::ALL.into_iter().filter(|t| t.compute() == *t)
+    }
 
     /// Bits of value `k` of a sequence that starts with edge values (zeros, extremes, NaNs of
     /// both signs and other payloads, infinities, subnormals, shift amounts past the width)
@@ -702,7 +669,7 @@ mod tests {
         }
         let c = n.len() as u32 - 3; // a comparison: `a < b`
         n.push(node(ty, Kind::Select(c, 0, 1)));
-        for to in TYPES.into_iter().chain([ScalarType::F16, ScalarType::BF16]) {
+        for to in ScalarType::ALL {
             n.push(node(to, Kind::Cast(0)));
         }
         let sum = n
@@ -717,7 +684,7 @@ mod tests {
     #[test]
     fn blocks_give_the_values_of_single_elements() {
         let len = 300;
-        for ty in TYPES {
+        for ty in compute_types() {
             let nodes = graph(ty);
             let arg = |k: u8, j: usize| match k {
                 0 => value(ty, j as u64),
