@@ -81,7 +81,13 @@ macro_rules! compute_types {
             pub fn push(&mut self, v: Val) {
                 match (self, v) {
                     $((Lanes::$V(l), Val::$V(x)) => l.push(x),)*
-                    _ => debug_assert!(false, "a value of another type than its lane's"),
+                    (l, _) => {
+                        // Never (a node's values have its type); a zero keeps the lane's length.
+                        debug_assert!(false, "a value of another type than its lane's");
+                        match l {
+                            $(Lanes::$V(l) => l.push(<$t>::default()),)*
+                        }
+                    }
                 }
             }
         }
@@ -451,7 +457,8 @@ pub(crate) fn each_in_lane<T: Lane>(l: &Lanes, f: impl FnMut(Val)) {
     }
 }
 
-/// Appends to a lane of type `T` the elements stored (little-endian) in `bytes`.
+/// Appends to a lane of type `T` the elements of type `T` whose bytes are `bytes` (in the
+/// host's order, as host columns hold them).
 pub(crate) fn extend_le<T: Lane>(l: &mut Lanes, bytes: &[u8]) {
     if let Some(l) = T::lane_mut(l) {
         let size = std::mem::size_of::<T>();

@@ -22,6 +22,7 @@ mod lazy;
 mod map;
 mod props;
 mod random;
+mod read_paths;
 mod reduce;
 mod render;
 mod runs;

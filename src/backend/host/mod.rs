@@ -229,7 +229,8 @@ impl<'a, T: Element> HostSrc<'a, T> {
     /// Elements `range` of a lazy source, evaluated `BLOCK` at a time (`eval_block`).
     fn evaluate(&self, range: std::ops::Range<usize>) -> Vec<T> {
         let g = &self.src.graph;
-        let mut lanes: Vec<Lanes> = g.nodes.iter().map(|n| Lanes::new(n.ty, BLOCK)).collect();
+        let room = range.len().min(BLOCK);
+        let mut lanes: Vec<Lanes> = g.nodes.iter().map(|n| Lanes::new(n.ty, room)).collect();
         let mut out = Vec::with_capacity(range.len());
         let computed = g.out_is_computed();
         for from in range.clone().step_by(BLOCK) {
