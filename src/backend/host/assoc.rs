@@ -26,11 +26,6 @@ fn read(srcs: &[Source], range: std::ops::Range<usize>) -> Result<Vec<Vec<Val>>>
         .collect()
 }
 
-/// Item `i` of components read by `read`.
-fn item(cols: &[Vec<Val>], i: usize) -> Vec<Val> {
-    cols.iter().map(|c| c[i]).collect()
-}
-
 /// Item `i` of components read by `read`, into `x`.
 fn item_into(cols: &[Vec<Val>], i: usize, x: &mut Vec<Val>) {
     x.clear();
@@ -54,7 +49,8 @@ fn totals(srcs: &[Source], c: &Combiner) -> Result<Vec<Vec<Val>>> {
             let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
             let cols = read(srcs, r.clone())?;
             let mut s = c.scratch();
-            let (mut acc, mut x, mut next) = (item(&cols, 0), Vec::new(), Vec::new());
+            let (mut acc, mut x, mut next) = (Vec::new(), Vec::new(), Vec::new());
+            item_into(&cols, 0, &mut acc);
             for i in 1..r.len() {
                 item_into(&cols, i, &mut x);
                 c.apply_into(&acc, &x, &mut s, true, &mut next);
