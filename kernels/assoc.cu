@@ -8,12 +8,14 @@
 // (MODE 1, for the scan); ds_assoc_scan then scans each chunk from its prefix. The grouping
 // depends only on n and the launch shape, so float results are the same on every run. This
 // is the reduce-then-scan of Merrill and Grimshaw: two reads instead of the single pass's one,
-// but no look-back slots, whose values are limited to 24 bytes.
+// but no look-back slots, whose values are limited to 24 bytes. Items of up to 16 bytes scan
+// in one pass instead (ds_assoc_scan_lookback, at the end).
 //
 // F provides: V (the item in compute types), K (components), NP (constants, p[]), the
 // combination operator(), head(x) (a segmented combiner's head flag), at/vec (an item from
-// the component sources), store_round (the stored components of VEC items), from_words and
-// to_words (an item as compute bits, one word a component).
+// the component sources), stage/staged (a tile's stored components in shared memory),
+// store_round (the stored components of VEC items), from_words and to_words (an item as compute
+// bits, one word a component).
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"
@@ -89,6 +91,14 @@ DS_DEV int assoc_round(u64 tb, u64 hi, int r, typename F::V (&x)[VEC], const S&.
   return m;
 }
 
+// The thread's items of the whole tile at tb, every round (x[r] as assoc_round's x).
+template <class F, int BLOCK, int R, int VEC, class... S>
+DS_DEV void assoc_tile(u64 tb, typename F::V (&x)[R][VEC], const S&... s) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    F::template vec<VEC>(tb + ((u64)r * BLOCK + threadIdx.x) * VEC, x[r], s...);
+}
+
 // The combination, in order, of one value a thread per round (round-major, then thread),
 // valid in thread 0.
 template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R], const G& g) {
@@ -137,10 +147,36 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   if constexpr (MODE == 2) {
     // A commutative combiner: each thread folds its items of every tile as they come, VEC
     // chains a thread (as ds_reduce does), and the block folds the threads' values once.
+    // Whole tiles load all their rounds before folding them (R vectors in flight a source,
+    // as ds_reduce); the first starts the chains. The tail folds round by round.
     O part[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) part[j] = G::none();
-    for (u64 tb = lo; tb < hi; tb += TILE) {
+    u64 tb = lo;
+    if (tb + TILE <= hi) {
+      V chain[VEC];
+      {
+        V x[R][VEC];
+        assoc_tile<F, BLOCK, R, VEC>(tb, x, s...);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) chain[j] = x[0][j];
+#pragma unroll
+        for (int r = 1; r < R; ++r)
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) chain[j] = g.f(chain[j], x[r][j]);
+      }
+      for (tb += TILE; tb + TILE <= hi; tb += TILE) {
+        V x[R][VEC];
+        assoc_tile<F, BLOCK, R, VEC>(tb, x, s...);
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) chain[j] = g.f(chain[j], x[r][j]);
+      }
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) part[j] = G::some(chain[j]);
+    }
+    for (; tb < hi; tb += TILE) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         V x[VEC];
@@ -272,3 +308,105 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_scan(const AssocParams p, cons
   }
 }
 
+
+namespace ds {
+// Opt items hold any components, floats among them: the look-back keeps its one left fold.
+template <class V> struct exact_fold<Opt<V>> { static constexpr bool value = false; };
+// The slots of the single-pass scan hold tile aggregates and inclusive prefixes, never
+// nothing: the item alone (an item of two 4-byte components fits two tagged words).
+template <class V> struct SlotIO<Opt<V>> : SlotIO<V> {
+  typedef SlotIO<V> IO;
+  static DS_DEV void put(Slot* s, const Opt<V>& v, u32 epoch) { IO::put(s, v.v, epoch); }
+  static DS_DEV Opt<V> value(const Slot* s, const typename IO::P& w) {
+    Opt<V> o;
+    o.v = IO::value(s, w);
+    o.has = 1;
+    return o;
+  }
+};
+}  // namespace ds
+
+// The single-pass scan (the decoupled look-back of block/lookback.cuh) for items of up to 16
+// bytes: each element read once, where ds_assoc_reduce + ds_assoc_scan read it twice. A block
+// a tile of BLOCK x R x VEC items, whose columns are copied to shared memory (dynamic, the
+// launch gives TILE x the bytes of a stored item; asynchronously where a column is stored, as
+// the scans' tiles) and wait there while the block looks back. The combination order is fixed by
+// the tile shape (each thread's items in order, the block scan of tile_scan_with, the look-back's
+// fixed trees and left folds), so float results are the same on every run. GROUPED: the
+// look-back over groups of 32 tiles (tile_lookback_grouped), whose prefixes resolve in parallel;
+// else the tile-by-tile left fold of tile_lookback, which resolves about 32 tiles a round trip
+// (the linear recurrence of 2^28 pairs of f32 on an H100: 1.68 ms against 2.59). MODE as for
+// ds_assoc_scan; p.excl: the exclusive scan starts from p.init.
+template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, bool GROUPED, class... S>
+__global__ void __launch_bounds__(BLOCK, MINB)
+    ds_assoc_scan_lookback(const AssocParams p, const S... s) {
+  using namespace ds;
+  typedef typename F::V V;
+  typedef OptF<F> G;
+  typedef typename G::O O;
+  static_assert(sizeof(V) <= 16, "the look-back's items are at most 16 bytes");
+  constexpr u32 TILE = BLOCK * R * VEC;
+  extern __shared__ u32x4 ds_assoc_tile[];  // TILE stored items, column by column
+  unsigned char* m_tile = (unsigned char*)ds_assoc_tile;
+  const G g{assoc_functor<F>(p.consts)};
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
+  const u64 tb = (u64)tile * TILE;
+  const u64 n = p.n;
+  F::template stage<BLOCK, R, VEC>(n, tb, m_tile, s...);
+  stage_wait();
+  const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
+  // How many of the thread's items of round r are before the end.
+  auto present = [&](int r) {
+    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
+    return k >= rem ? 0 : rem - k < VEC ? (int)(rem - k) : VEC;
+  };
+  O a[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V x[VEC];
+    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
+    const int m = present(r);
+    a[r] = m > 0 ? G::some(x[0]) : G::none();
+#pragma unroll
+    for (int j = 1; j < VEC; ++j)
+      if (j < m) a[r].v = g.f(a[r].v, x[j]);
+  }
+  V init;
+  if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
+  O first = G::none();
+  if constexpr (MODE == 1) {
+    if (p.excl) first = G::some(init);
+  }
+  Slot* status = (Slot*)p.status;
+  tile_scan_with<BLOCK, R, false>(a, g, G::none(), [&](const O& total) {
+    if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
+    if constexpr (GROUPED)
+      return tile_lookback_grouped(status, p.tiles, tile, p.epoch, total, first, g, G::none());
+    else
+      return tile_lookback(status, p.tiles, tile, p.epoch, total, first, g, G::none());
+  });
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    V x[VEC];
+    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
+    const int m = present(r);
+    O q = a[r];
+    V out[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      if (j < m) {
+        if constexpr (MODE == 0) {
+          q = g(q, G::some(x[j]));
+          out[j] = q.v;
+        } else if constexpr (MODE == 1) {
+          out[j] = q.v;
+          q = g(q, G::some(x[j]));
+        } else {
+          out[j] = (F::head(x[j]) || !q.has) ? init : q.v;
+          q = g(q, G::some(x[j]));
+        }
+      }
+    }
+    F::template store_round<BLOCK, VEC>(p, n, tb, r, out);
+  }
+}

@@ -12,7 +12,8 @@
 // as they must, as CUB's look-back does. An aggregate that absorbs what comes before it (that
 // of a segmented scan's tile holding a segment head) is its tile's inclusive prefix at once, so
 // the chain of waits breaks there. A tile only waits for tiles that started before it, so the
-// waits end.
+// waits end. `tile_lookback_grouped` defines the prefix over groups of 32 tiles instead, so that
+// float prefixes resolve in parallel (the custom-operator scans use it).
 //
 // Status: `tiles` slots of aggregates, then `tiles` slots of inclusive prefixes, 32 bytes
 // each. The low 32 bits of a slot's first word (of every word, for split values) are its tag,
@@ -383,6 +384,78 @@ DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate
       spin(rounds, pause);
     }
   }
+}
+
+// The exclusive prefix of `tile` for values whose combination is not exact (floats), found
+// without a chain from tile to tile. Tiles form groups of 32. The prefix is *defined* as
+//   E[g-1] f (a[32g] f ... f a[tile-1])     (tile = 32g + l, the part in brackets by the fixed
+//                                            Kogge-Stone tree of warp_scan_incl over lanes 0..l-1)
+// where G[g] is the whole group's combination by the same tree (lane 31) and E[g], the prefix
+// through group g, the left fold first f G[0] f ... f G[g]. Called by all lanes of one warp
+// after the tile published its aggregate: the warp reads the aggregates of the group's earlier
+// tiles (published before they look back, so the wait is short), scans them, and looks back
+// over groups, not tiles: among the 32 groups before its own it takes the nearest published
+// E[h] (or, within the first 32 groups, `first`) and folds G[h+1] ... G[g-1] onto it one by one.
+// Whatever h it finds, the left fold gives the same bits. The last tile of a group publishes
+// G[g] as soon as it has scanned the aggregates and E[g] once it has its prefix, so the groups'
+// prefixes advance up to 32 groups (1024 tiles) a round trip, where the tile-by-tile left fold
+// of `tile_lookback` advanced 32 tiles. Slots: the aggregates as `tile_lookback`'s; G[g] in
+// inclusive slot 2g, E[g] in 2g + 1.
+template <class V, class F>
+DS_DEV V tile_lookback_grouped(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate,
+                               V first, const F& f, V neutral) {
+  typedef SlotIO<V> IO;
+  typedef typename IO::P P;
+  const int lane = lane_id();
+  const Status st{status, tiles};
+  const long long g = tile / WARP;
+  const int l = (int)(tile % WARP);
+  const long long j = g - WARP + lane;  // the group whose slots this lane reads
+  // Every slot this warp needs, in one round trip.
+  P pa = lane < l ? IO::peek(st.agg(g * WARP + lane)) : P{};
+  P pe = g > 0 && j >= 0 ? IO::peek(st.inc(2 * j + 1)) : P{};
+  P pg = g > 0 && j >= 0 ? IO::peek(st.inc(2 * j)) : P{};
+  if (IO::FENCED) fence_acq_rel();
+  // The group's aggregates through this tile's, scanned by the fixed tree.
+  V mine = neutral;
+  if (lane < l) {
+    const Slot* s = st.agg(g * WARP + lane);
+    mine = IO::ready(pa, epoch) ? IO::value(s, pa) : wait_slot<V>(s, epoch);
+  } else if (lane == l) {
+    mine = aggregate;
+  }
+  const V inc = warp_scan_incl(mine, f);
+  const V within = shfl_idx(inc, l > 0 ? l - 1 : 0);  // a[32g] f ... f a[tile - 1] (l > 0)
+  if (l == WARP - 1 && lane == WARP - 1) IO::put(st.inc(2 * g), inc, epoch);
+  // E[g-1].
+  V before = first;
+  if (g > 0) {
+    u32 rounds = 0, pause = 64;
+    for (;;) {
+      const u32 b = __ballot_sync(FULL, j >= 0 && IO::ready(pe, epoch));
+      if (b || g <= WARP) {
+        // From E at lane hi, or from `first` before group 0 (lane WARP - g).
+        const int hi = b ? 31 - __clz(b) : (int)(WARP - g) - 1;
+        V gv = neutral, ev = neutral;
+        if (j >= 0 && lane > hi) {
+          const Slot* s = st.inc(2 * j);
+          gv = IO::ready(pg, epoch) ? IO::value(s, pg) : wait_slot<V>(s, epoch);
+        }
+        if (b && lane == hi) ev = IO::value(st.inc(2 * j + 1), pe);
+        V acc = b ? shfl_idx(ev, hi) : first;
+        for (int k = hi + 1; k < WARP; ++k) acc = f(acc, shfl_idx(gv, k));
+        before = acc;
+        break;
+      }
+      spin(rounds, pause);
+      pe = j >= 0 ? IO::peek(st.inc(2 * j + 1)) : P{};
+      pg = j >= 0 ? IO::peek(st.inc(2 * j)) : P{};
+      if (IO::FENCED) fence_acq_rel();
+    }
+  }
+  const V group = shfl_idx(inc, WARP - 1);  // G[g] where l == 31
+  if (l == WARP - 1 && lane == 0) IO::put(st.inc(2 * g + 1), f(before, group), epoch);
+  return l > 0 ? f(before, within) : before;
 }
 
 template <class V, class F>

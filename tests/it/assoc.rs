@@ -692,6 +692,62 @@ fn affine_scan_solves_a_linear_recurrence() {
     }
 }
 
+/// Scans long enough that the single-pass scan's look-back runs over more than 32 groups of
+/// 32 tiles (its window of groups: 2049 tiles of 8192 4-byte items or of 2048 16-byte ones),
+/// so that it waits for group prefixes, starts from one found in the window, and meets tiles of
+/// every position in a group: inclusive, exclusive and segmented exclusive, exact against the
+/// oracles; and a float scan of that length gives the same bits twice.
+#[test]
+fn scans_over_many_groups_of_tiles() {
+    fn case<C: Case>(r: &mut Rng, n: usize) {
+        let xs: Vec<C::I> = (0..n).map(|_| C::draw(r)).collect();
+        let s = up(&xs);
+        let what = format!("{} n={n}", C::NAME);
+        let got = s.inclusive_scan_with(C::dev).unwrap().to_vec().unwrap();
+        check::<C>(&got, &o_incl(&xs, C::host), &format!("{what} inclusive"));
+        let init = xs[n / 2];
+        let got = s
+            .exclusive_scan_with(init, C::dev)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        check::<C>(
+            &got,
+            &o_excl(&xs, init, C::host),
+            &format!("{what} exclusive"),
+        );
+        let fl: Vec<u8> = (0..n).map(|_| (r.below(50_000) == 0) as u8).collect();
+        let got = s
+            .segmented_exclusive_scan_with(&upload(&fl), init, C::dev)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let want = o_seg_excl(&xs, &fl, init, C::host);
+        check::<C>(&got, &want, &format!("{what} segmented exclusive"));
+    }
+    let mut r = Rng::new("many groups");
+    case::<PackedAffine32>(&mut r, big((1 << 24) + 3));
+    case::<Mat2>(&mut r, big((1 << 22) + 5));
+    let n = big((1 << 24) + 7);
+    let maps: Vec<(f32, f32)> = (0..n)
+        .map(|_| (r.unit() as f32 * 0.5 + 0.5, r.unit() as f32 - 0.5))
+        .collect();
+    let s = up(&maps);
+    let scan = || {
+        s.inclusive_scan_with(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
+            .unwrap()
+            .to_vec()
+            .unwrap()
+    };
+    let (a, b) = (scan(), scan());
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| x.0.to_bits() == y.0.to_bits() && x.1.to_bits() == y.1.to_bits()),
+        "affine f32 n={n}: the same bits on every run"
+    );
+}
+
 // ---- lazy inputs ---------------------------------------------------------------------------
 
 /// Lazy inputs (zips of stored columns, maps returning tuples, sequences, lazy head flags)

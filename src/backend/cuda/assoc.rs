@@ -1,9 +1,11 @@
 //! Reductions and scans by a combiner (`kernels/assoc.cu`): the combiner printed as the
-//! functor `ds_F`, fixed contiguous chunks one a block, the chunk totals folded (reduce) or
-//! scanned into chunk prefixes that a second kernel scans each chunk from.
+//! functor `ds_F`. Reductions: fixed contiguous chunks one a block, the chunk totals folded in
+//! order. Scans of items of up to 16 bytes: one pass, tiles in shared memory, the look-back over
+//! groups of 32 tiles (`tile_lookback_grouped`); of wider items: the chunk totals scanned into
+//! chunk prefixes that a second kernel scans each chunk from.
 
 use super::gpu::Gpu;
-use super::key::{AssocReduceKey, AssocScanKey, Template};
+use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
@@ -21,7 +23,8 @@ kernel_params!(
     /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
     /// reduction's words, `consts` the combiner's constants (then, at `init`, the initial
     /// item's words), `excl` whether the scan starts from `init`, `out0..out3` the stored
-    /// components.
+    /// components; the single-pass scan's look-back (as `ScanParams`): `counter`, `status`,
+    /// `base`, `epoch`, `tiles`.
     AssocParams {
         n: u64,
         chunk: u64,
@@ -35,6 +38,11 @@ kernel_params!(
         out2: Ptr,
         out3: Ptr,
         excl: u32,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
     }
 );
 
@@ -78,6 +86,24 @@ impl Template for AssocScanKey {
     }
 }
 
+impl Template for AssocScanLookbackKey {
+    type Params = AssocParams;
+    const FILE: &'static str = "assoc.cu";
+    const PARAMS_FIRST: bool = true;
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_assoc_scan_lookback<ds_F, {}, {}, {}, {}, {}, {}, {}>",
+            self.block,
+            self.rounds,
+            self.vec,
+            self.mode,
+            self.minb,
+            self.grouped,
+            s.join(", ")
+        )
+    }
+}
+
 /// The reduction's instance: a commutative combiner folds each thread's items as they come
 /// (mode 2), with the rounds of the `Op` reduction (four loads in flight a component) for items
 /// of up to 8 bytes, compiled for 4 blocks a multiprocessor (2 for items over 16 bytes), and
@@ -112,6 +138,50 @@ fn blocks_per_sm(key: &AssocReduceKey) -> u32 {
     } else {
         key.minb
     }
+}
+
+/// Bytes of the kernels' item `V` (the components in their compute types, C layout).
+fn item_bytes(c: &Combiner) -> usize {
+    let (mut off, mut align) = (0usize, 1usize);
+    for t in &c.types {
+        let s = t.compute().size();
+        off = off.next_multiple_of(s) + s;
+        align = align.max(s);
+    }
+    off.next_multiple_of(align)
+}
+
+/// Bytes of a stored item (the single-pass scan's tile in shared memory holds its columns).
+fn stored_bytes(c: &Combiner) -> usize {
+    c.types.iter().map(|t| t.size()).sum()
+}
+
+/// The single-pass scan's instance, for items of up to 16 bytes (their look-back slots are
+/// tagged words, read without a fence): tiles of up to 64 KB of items (8 rounds for two
+/// 4-byte components; 4 for items over 8 bytes, which spilled registers with 8), which wait in
+/// shared memory through the look-back, 2 blocks a multiprocessor; the look-back over groups of
+/// 32 tiles. linear_recurrence_f32 on an H100 (run 170, 2026-11-26), ms at 2^20 / 2^24 / 2^28:
+/// this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back 0.027-0.029 /
+/// 0.187-0.191 / 2.589-2.597; the reduce-then-scan 0.023-0.024 / 0.174-0.177 / 2.282-2.283;
+/// 3 blocks 0.021 / 0.130 / 1.681; 4 rounds 0.019 / 0.123 / 1.708; 4 rounds x 4 blocks 0.020 /
+/// 0.125 / 1.715. (`DEVSEQ_TUNE` knobs `assoc_single` 0 for the reduce-then-scan,
+/// `assoc_grouped` 0 for the tile-by-tile look-back, `assoc_rounds`, `assoc_minb`.)
+fn lookback_key(c: &Combiner, mode: u32) -> Option<AssocScanLookbackKey> {
+    let v = item_bytes(c);
+    if v > 16 || super::tuning::knob("assoc_single", 1) == 0 {
+        return None;
+    }
+    let vec = vec_of(c);
+    let most = if v > 8 { 4 } else { 8 };
+    let rounds = (65536 / (BLOCK as usize * vec as usize * stored_bytes(c))).clamp(1, most) as u32;
+    Some(AssocScanLookbackKey {
+        block: BLOCK,
+        rounds: super::tuning::knob("assoc_rounds", rounds),
+        vec,
+        mode,
+        minb: super::tuning::knob("assoc_minb", 2),
+        grouped: super::tuning::knob("assoc_grouped", 1) != 0,
+    })
 }
 
 /// Items a thread loads at once per round: 16 bytes of the widest component.
@@ -182,6 +252,41 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         let _ = writeln!(
             s,
             "    {{ typename S{j}::T t[N]; s{j}.template vec<N>(i, t);\n#pragma unroll\n      for (int q = 0; q < N; ++q) v[q].c{j} = ds::to_c<typename S{j}::T>(t[q]); }}"
+        );
+    }
+    let _ = writeln!(s, "  }}");
+    // The single-pass scan's tile in shared memory: column j at TILE x (bytes of the columns
+    // before it), in the staging layout of block/load.cuh.
+    let offsets: Vec<usize> = (0..k)
+        .scan(0, |o, j| {
+            let at = *o;
+            *o += c.types[j].size();
+            Some(at)
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void stage(u64 n, u64 tb, unsigned char* m, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
+        tparams.join(", "),
+        args.join(", ")
+    );
+    for (j, o) in offsets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "    static_assert(sizeof(typename S{j}::T) == sizeof({t}), \"column {j}\");\n    ds::src_stage<BLOCK, R, VEC>(s{j}, n, tb, ({t}*)(m + TILE * {o}), {t}{{}});",
+            t = st(j),
+        );
+    }
+    let _ = writeln!(s, "  }}");
+    let _ = writeln!(
+        s,
+        "  template <int BLOCK, int VEC> static DS_DEV void staged(const unsigned char* m, u64 tile, int r, V (&v)[VEC]) {{"
+    );
+    for (j, o) in offsets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "    {{ {t} t[VEC]; ds::staged_round<BLOCK, VEC>((const {t}*)(m + tile * {o}), r, t);\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) v[q].c{j} = ds::to_c<{t}>(t[q]); }}",
+            t = st(j),
         );
     }
     let _ = writeln!(s, "  }}");
@@ -310,7 +415,9 @@ pub(crate) fn scan(
         ScanMode::Exclusive(i) => (i.clone(), true, 1),
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
-    let mut s = setup(gpu, srcs, c, &init, ROUNDS, BLOCKS_PER_SM)?;
+    let single = lookback_key(c, code);
+    let rounds = single.map_or(ROUNDS, |k| k.rounds);
+    let mut s = setup(gpu, srcs, c, &init, rounds, BLOCKS_PER_SM)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
@@ -322,6 +429,28 @@ pub(crate) fn scan(
     s.params.out1 = at(1);
     s.params.out2 = at(2);
     s.params.out3 = at(3);
+    let columns = |outs: Vec<Buffer>| {
+        outs.into_iter()
+            .enumerate()
+            .map(|(j, b)| b.into_column(c.types[j], n))
+            .collect()
+    };
+    if let Some(key) = single {
+        let tile = (key.block * key.rounds * key.vec) as u64;
+        let tiles = (n as u64).div_ceil(tile);
+        let smem = (tile as usize * stored_bytes(c)) as u32;
+        let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
+        let mut params = s.params;
+        gpu.launch_single_pass(&k, tiles, key.block, smem, |slots| {
+            params.counter = slots.counter;
+            params.status = slots.status;
+            params.base = slots.base;
+            params.epoch = slots.epoch;
+            params.tiles = tiles as u32;
+            params
+        })?;
+        return Ok(columns(outs));
+    }
     let totals = AssocReduceKey {
         block: BLOCK,
         rounds: ROUNDS,
@@ -339,11 +468,7 @@ pub(crate) fn scan(
     };
     gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
-    Ok(outs
-        .into_iter()
-        .enumerate()
-        .map(|(j, b)| b.into_column(c.types[j], n))
-        .collect())
+    Ok(columns(outs))
 }
 
 #[cfg(test)]
@@ -406,6 +531,13 @@ pub(crate) mod check {
                 });
             }
             for mode in [0, 1, 2] {
+                if let Some(k) = lookback_key(&c, mode) {
+                    v.push(KernelKey {
+                        functor: f.clone(),
+                        family: k.into(),
+                        sources: sources.clone(),
+                    });
+                }
                 v.push(KernelKey {
                     functor: f.clone(),
                     family: AssocScanKey {

@@ -144,6 +144,10 @@ families! {
     /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
     /// 1: exclusive, 2: segmented exclusive.
     AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
+    /// The single-pass scan by a custom operator (`kernels/assoc.cu`), modes as `AssocScan`'s;
+    /// `minb`: blocks a multiprocessor it is compiled for; `grouped`: the look-back over groups
+    /// of 32 tiles (`tile_lookback_grouped`), else tile by tile.
+    AssocScanLookback(AssocScanLookbackKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32, grouped: bool }),
     /// Vectorized binary search (`kernels/search.cu`); `upper`: upper_bound; `idx`: the
     /// positions' type; `split`: samples of the haystack in shared memory.
     Search(SearchKey { upper: bool, idx: ScalarType, block: u32, split: u32 }),
