@@ -74,11 +74,11 @@ template <class F> DS_DEV F assoc_functor(const void* consts) {
 
 // The thread's items of round r of the tile at tb (VEC from tb + (r * BLOCK + thread) * VEC),
 // those at or past `hi` absent; returns how many are present.
-template <class F, int BLOCK, int VEC, class... S>
+template <class F, int BLOCK, int VEC, u32 OWN = 0, class... S>
 DS_DEV int assoc_round(u64 tb, u64 hi, int r, typename F::V (&x)[VEC], const S&... s) {
   const u64 i = tb + ((u64)r * BLOCK + threadIdx.x) * VEC;
   if (i + VEC <= hi) {
-    F::template vec<VEC>(i, x, s...);
+    F::template vec<VEC, OWN>(i, x, s...);
     return VEC;
   }
   int m = 0;
@@ -92,11 +92,11 @@ DS_DEV int assoc_round(u64 tb, u64 hi, int r, typename F::V (&x)[VEC], const S&.
 }
 
 // The thread's items of the whole tile at tb, every round (x[r] as assoc_round's x).
-template <class F, int BLOCK, int R, int VEC, class... S>
+template <class F, int BLOCK, int R, int VEC, u32 OWN, class... S>
 DS_DEV void assoc_tile(u64 tb, typename F::V (&x)[R][VEC], const S&... s) {
 #pragma unroll
   for (int r = 0; r < R; ++r)
-    F::template vec<VEC>(tb + ((u64)r * BLOCK + threadIdx.x) * VEC, x[r], s...);
+    F::template vec<VEC, OWN>(tb + ((u64)r * BLOCK + threadIdx.x) * VEC, x[r], s...);
 }
 
 // The combination, in order, of one value a thread per round (round-major, then thread),
@@ -132,7 +132,9 @@ template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R]
 // MODE 2: as MODE 0, for a commutative combiner (Combiner::commutative): items folded in
 // any order within a block.
 // MINB: the blocks a multiprocessor it is compiled for (0: no bound), as many as the grid has.
-template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, class... S>
+// OWN: bit k set where component k is a lazy source over component 0's stored column alone,
+// computed from the elements component 0 loaded (its `vec_from`), so the column is read once.
+template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, u32 OWN, class... S>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_assoc_reduce(const AssocParams p, const S... s) {
   using namespace ds;
@@ -157,7 +159,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       V chain[VEC];
       {
         V x[R][VEC];
-        assoc_tile<F, BLOCK, R, VEC>(tb, x, s...);
+        assoc_tile<F, BLOCK, R, VEC, OWN>(tb, x, s...);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) chain[j] = x[0][j];
 #pragma unroll
@@ -167,7 +169,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       }
       for (tb += TILE; tb + TILE <= hi; tb += TILE) {
         V x[R][VEC];
-        assoc_tile<F, BLOCK, R, VEC>(tb, x, s...);
+        assoc_tile<F, BLOCK, R, VEC, OWN>(tb, x, s...);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -180,7 +182,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         V x[VEC];
-        const int m = assoc_round<F, BLOCK, VEC>(tb, hi, r, x, s...);
+        const int m = assoc_round<F, BLOCK, VEC, OWN>(tb, hi, r, x, s...);
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
           if (j < m) part[j] = part[j].has ? G::some(g.f(part[j].v, x[j])) : G::some(x[j]);

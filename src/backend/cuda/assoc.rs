@@ -59,12 +59,13 @@ impl Template for AssocReduceKey {
     const PARAMS_FIRST: bool = true;
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}, {}>",
+            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}, {}, {}>",
             self.block,
             self.rounds,
             self.vec,
             self.mode,
             self.minb,
+            self.own,
             s.join(", ")
         )
     }
@@ -110,7 +111,7 @@ impl Template for AssocScanLookbackKey {
 /// launched with that many, one even wave (ptxas: 40 registers for two f32, no spills; at 8
 /// blocks, 32 registers, they spilled, and four 8-byte components spilled at 4 blocks or with
 /// 4 rounds); any other keeps their order (mode 0), 8 blocks a multiprocessor, no bound.
-fn reduce_key(c: &Combiner) -> AssocReduceKey {
+fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
     let commutative = c.commutative();
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
     let v = c.types.iter().map(|t| t.compute().size()).sum::<usize>();
@@ -125,10 +126,32 @@ fn reduce_key(c: &Combiner) -> AssocReduceKey {
         mode: if commutative { 2 } else { 0 },
         minb: match (commutative, v <= 16) {
             (false, _) => 0,
-            (true, true) => 4,
+            (true, true) => super::tuning::knob("assoc_reduce_minb", 4),
             (true, false) => 2,
         },
+        own: if commutative { own } else { 0 },
     }
+}
+
+/// The components (a bit each) that the commutative reduction computes from component 0's
+/// loaded elements: lazy sources that read only component 0's stored column, with no head
+/// flags (which read the element before), e.g. `x * x` in `xs.map(|x| (x, x * x))`. The
+/// column is then loaded once (`vec_from`), not once a component.
+fn own_components(srcs: &[Source]) -> u32 {
+    let Some(base) = srcs.first().and_then(|s| s.as_column()) else {
+        return 0;
+    };
+    let heads = |s: &Source| {
+        s.graph
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, Kind::Head(..)))
+    };
+    srcs.iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, s)| s.as_column().is_none() && s.reads_only(base) && !heads(s))
+        .fold(0, |m, (j, _)| m | 1 << j)
 }
 
 /// Blocks a multiprocessor a launch of `key` has: as many as it is compiled for.
@@ -242,16 +265,28 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         let _ = writeln!(s, "    v.c{j} = ds::to_c<typename S{j}::T>(s{j}.at(i));");
     }
     let _ = writeln!(s, "    return v;\n  }}");
+    // `vec`: component j from its source, or (bit j of OWN) from component 0's elements.
     let _ = writeln!(
         s,
-        "  template <int N, {}> static DS_DEV void vec(u64 i, V (&v)[N], {}) {{",
+        "  template <int N, u32 OWN = 0, {}> static DS_DEV void vec(u64 i, V (&v)[N], {}) {{",
         tparams.join(", "),
         args.join(", ")
     );
     for j in 0..k {
+        let load = format!("s{j}.template vec<N>(i, t{j});");
+        let line = if j == 0 {
+            load
+        } else {
+            format!(
+                "if constexpr ((OWN >> {j} & 1) != 0) s{j}.template vec_from<N>(i, t0, t0[0], t{j}); else {load}"
+            )
+        };
+        let _ = writeln!(s, "    typename S{j}::T t{j}[N];\n    {line}");
+    }
+    for j in 0..k {
         let _ = writeln!(
             s,
-            "    {{ typename S{j}::T t[N]; s{j}.template vec<N>(i, t);\n#pragma unroll\n      for (int q = 0; q < N; ++q) v[q].c{j} = ds::to_c<typename S{j}::T>(t[q]); }}"
+            "#pragma unroll\n    for (int q = 0; q < N; ++q) v[q].c{j} = ds::to_c<typename S{j}::T>(t{j}[q]);"
         );
     }
     let _ = writeln!(s, "  }}");
@@ -384,7 +419,7 @@ fn setup<'a>(
 
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
-    let key = reduce_key(c);
+    let key = reduce_key(c, own_components(srcs));
     let mut s = setup(gpu, srcs, c, &[], key.rounds, blocks_per_sm(&key))?;
     let k = c.types.len();
     let result = Buffer::new(gpu, 8 * (k + 1))?;
@@ -457,6 +492,7 @@ pub(crate) fn scan(
         vec: s.vec,
         mode: 1,
         minb: 0,
+        own: 0,
     };
     gpu.kernel_with(totals, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
@@ -500,7 +536,7 @@ pub(crate) mod check {
         assert!(sums.commutative() && wide.commutative());
         assert!(!affine.commutative() && !arg.commutative() && !arg.segmented().commutative());
         for c in [&sums, &wide] {
-            let k = reduce_key(c);
+            let k = reduce_key(c, 0);
             v.push(KernelKey {
                 functor: Some(Arc::new(c.shape())),
                 family: k.into(),
@@ -511,6 +547,21 @@ pub(crate) mod check {
                     .collect(),
             });
         }
+        // The sum and sum of squares of one column: the squares from the column's loads.
+        let x = super::super::compile_check::col(crate::item::ScalarType::F32);
+        let t = crate::expr::trace(&[crate::item::ScalarType::F32], |a, id| {
+            let e = crate::Expr::<f32>::from_node(id, a[0]);
+            e * e
+        })
+        .expect("trace");
+        let srcs = [x.clone(), Source::map(&[&x], &t, 10)];
+        let k = reduce_key(&sums, own_components(&srcs));
+        assert_eq!(k.own, 2);
+        v.push(KernelKey {
+            functor: Some(Arc::new(sums.shape())),
+            family: k.into(),
+            sources: srcs.iter().map(|s| SourceKey::assuming(s, k.vec)).collect(),
+        });
         for c in [affine, arg.clone(), arg.segmented()] {
             let vec = vec_of(&c);
             let f = Some(Arc::new(c.shape()));
@@ -525,6 +576,7 @@ pub(crate) mod check {
                         vec,
                         mode,
                         minb: 0,
+                        own: 0,
                     }
                     .into(),
                     sources: sources.clone(),

@@ -24,7 +24,8 @@ impl Storage for NoMemory {
     }
 }
 
-fn col(ty: ScalarType) -> Source {
+/// A stored column of `ty` with no memory behind it (compile checks launch nothing).
+pub(super) fn col(ty: ScalarType) -> Source {
     Source::column(Column::new(ty, Arc::new(NoMemory), 10))
 }
 

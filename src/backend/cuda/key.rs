@@ -139,8 +139,9 @@ families! {
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
     /// Chunk totals of a custom operator, then its result or the chunks' prefixes
     /// (`kernels/assoc.cu`); `mode` 0: reduce, 1: prefixes, 2: reduce by a commutative
-    /// operator; `minb`: blocks a multiprocessor it is compiled for (0: no bound).
-    AssocReduce(AssocReduceKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32 }),
+    /// operator; `minb`: blocks a multiprocessor it is compiled for (0: no bound); `own`: the
+    /// components computed from component 0's loaded elements (a bit each).
+    AssocReduce(AssocReduceKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32, own: u32 }),
     /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
     /// 1: exclusive, 2: segmented exclusive.
     AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
