@@ -450,7 +450,10 @@ pub(crate) fn scan(
         ScanMode::Exclusive(i) => (i.clone(), true, 1),
         ScanMode::SegmentedExclusive(i) => (i.clone(), false, 2),
     };
-    let single = lookback_key(c, code);
+    // The one-pass scan stages each component as its stored type: sources of another type
+    // (a head combined in the compute type, f32 for f16 components) take the two passes.
+    let typed = srcs.iter().zip(&c.types).all(|(s, t)| s.ty() == *t);
+    let single = lookback_key(c, code).filter(|_| typed);
     let rounds = single.map_or(ROUNDS, |k| k.rounds);
     let mut s = setup(gpu, srcs, c, &init, rounds, BLOCKS_PER_SM)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
