@@ -247,18 +247,31 @@ extern "C" fn end_background_compiles() {
     }
 }
 
+/// Registers the exit hook (again, for the first 64 kernels a process builds or loads). The C
+/// library runs exit handlers in the reverse order of their registration, and NVRTC and the
+/// driver register the destructors of state they create lazily, during a process's first
+/// compiles and module loads: a hook registered after those runs before them, and waits for the
+/// background compiles while that state still exists. (Registered once, at the first background
+/// job, it ran after some of them: processes that exited during background compiles ended in
+/// a segmentation fault in a `devseq-jit` thread, inside the C library's `setjmp` with a null
+/// buffer, on an H100, run 174; with `DEVSEQ_JIT=optimized`, no background compiles, they
+/// exited cleanly.) Closing twice is harmless.
+fn register_exit_hook() {
+    static HOOKS: AtomicU32 = AtomicU32::new(0);
+    if HOOKS.fetch_add(1, Ordering::Relaxed) < 64 {
+        // SAFETY: registers a function that takes and returns nothing and does not unwind
+        // (it only takes locks without panicking).
+        unsafe { atexit(end_background_compiles) };
+    }
+}
+
 impl Background {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn push(self: &Arc<Self>, job: Job, compiler: &Arc<Compiler>) {
-        static HOOK: std::sync::Once = std::sync::Once::new();
-        HOOK.call_once(|| {
-            // SAFETY: registers a function that takes and returns nothing and does not
-            // unwind (it only takes locks without panicking).
-            unsafe { atexit(end_background_compiles) };
-        });
+        register_exit_hook();
         let mut q = self.lock();
         if q.closed {
             return;
@@ -329,9 +342,7 @@ impl Background {
 
     /// Takes no more jobs, drops the queued ones and waits for those running, for 10 minutes
     /// at most: only against a compile that never ends, since an exit that goes on while a
-    /// thread is inside NVRTC crashes. (With a 20-second bound, run 171, an example ended in a
-    /// segmentation fault on an H100 machine whose 16 cores compiled kernels for eight test
-    /// processes at once: a background compile outlasting the bound is the likely cause.)
+    /// thread is inside NVRTC crashes (see `register_exit_hook`).
     fn close(&self) {
         let deadline = Instant::now() + std::time::Duration::from_secs(600);
         let mut q = self.lock();
@@ -614,6 +625,7 @@ impl Compiler {
             .load_module(Ptx::from_binary(image))
             .cuda("cuModuleLoadData")?;
         let func = module.load_function(lowered).cuda("cuModuleGetFunction")?;
+        register_exit_hook();
         Ok(Kernel {
             func,
             name: expr.to_string(),
