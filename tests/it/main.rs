@@ -20,6 +20,7 @@ mod items;
 mod large;
 mod lazy;
 mod map;
+mod neighbours;
 mod props;
 mod random;
 mod read_paths;

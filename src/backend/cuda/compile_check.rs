@@ -126,6 +126,7 @@ fn lazy() -> Vec<SourceKey> {
         &Source::map(&[&col(ScalarType::F32)], &b, 10),
         4,
     ));
+    v.push(neighbours());
     // More constants than the argument words hold: they spill to device memory.
     let long = trace(&[ScalarType::I64], |a, id| {
         let mut y = Expr::<i64>::from_node(id, a[0]);
@@ -164,6 +165,20 @@ fn lazy() -> Vec<SourceKey> {
     v
 }
 
+/// Neighbours in one column (find_repeats' flags `x[i] == x[i + 1]`): the second read
+/// shifted.
+fn neighbours() -> SourceKey {
+    let eq = trace(&[ScalarType::U32, ScalarType::U32], |a, id| {
+        Expr::<u32>::from_node(id, a[0]).eq(Expr::<u32>::from_node(id, a[1]))
+    })
+    .unwrap();
+    let c = col(ScalarType::U32);
+    let pairs = Source::map(&[&c.slice(0, 9), &c.slice(1, 9)], &eq, 9);
+    let key = SourceKey::assuming(&pairs, 4);
+    assert!(!key.shifted.is_empty());
+    key
+}
+
 fn instances() -> Vec<KernelKey> {
     let lazy = lazy();
     let positions: Vec<SourceKey> = lazy
@@ -197,6 +212,7 @@ fn instances() -> Vec<KernelKey> {
         SourceKey::assuming(&heads, 4),
         SourceKey::assuming(&heads.slice(3, 5), 4),
         SourceKey::assuming(&heads, 0),
+        neighbours(),
     ];
     v.extend(segment::check::variants(&flags));
     // copy_if's flags: a comparison of the f32 values' own column.

@@ -41,14 +41,54 @@ impl Hash for Shape {
 }
 
 /// What names a source's C++ type in a kernel key: its element type, its expression (none
-/// for a stored column), the vectors its columns are aligned for (0: none), and whether its
-/// constants are in device memory (too many for the argument words).
+/// for a stored column), the vectors its columns are aligned for (0: none), whether its
+/// constants are in device memory (too many for the argument words), and its shifted columns
+/// (`shifted`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SourceKey {
     pub ty: ScalarType,
     pub shape: Option<Shape>,
     pub avec: u32,
     pub spill: bool,
+    pub shifted: Vec<Shift>,
+}
+
+/// Column `col` of a lazy source reads the stored elements of its earlier column `base`, `d`
+/// rows further on (`xs.slice(..n - 1)` beside `xs.slice(1..)`): its vectors are `base`'s
+/// shifted by `d`, the last `d` elements loaded one by one. So a neighbour one element off,
+/// which no vector load could read aligned, does not cost the whole source its vector loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Shift {
+    pub col: u32,
+    pub base: u32,
+    pub d: u32,
+}
+
+/// The shifted columns of `src` read in vectors of `vec` elements: those whose elements lie
+/// 1 to `vec - 1` rows past an earlier column's in the same storage (that column itself not
+/// shifted).
+fn shifted(src: &Source, vec: u32) -> Vec<Shift> {
+    let mut out: Vec<Shift> = Vec::new();
+    if src.as_column().is_some() {
+        return out;
+    }
+    for (k, c) in src.columns.iter().enumerate() {
+        let base = src.columns[..k].iter().enumerate().find(|&(j, b)| {
+            !out.iter().any(|s| s.col == j as u32)
+                && b.ty == c.ty
+                && Arc::ptr_eq(&b.store, &c.store)
+                && c.off > b.off
+                && c.off - b.off < vec as usize
+        });
+        if let Some((j, b)) = base {
+            out.push(Shift {
+                col: k as u32,
+                base: j as u32,
+                d: (c.off - b.off) as u32,
+            });
+        }
+    }
+    out
 }
 
 impl SourceKey {
@@ -60,6 +100,7 @@ impl SourceKey {
             shape: None,
             avec,
             spill: false,
+            shifted: Vec::new(),
         }
     }
 
@@ -75,6 +116,7 @@ impl SourceKey {
             }),
             avec,
             spill: spills(src),
+            shifted: shifted(src, avec),
         }
     }
 }
@@ -94,10 +136,18 @@ unsafe impl cudarc::driver::DeviceRepr for SourceArgs {}
 
 /// The key of `src` read in vectors of `vec` elements.
 pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
-    let aligned = src.columns.iter().try_fold(true, |ok, c| {
-        let align = (vec as usize * c.ty.size()).min(16);
-        Ok::<_, Error>(ok && column_ptr(c)?.aligned(align))
-    })?;
+    let shifted = shifted(src, vec);
+    let aligned = src
+        .columns
+        .iter()
+        .enumerate()
+        .try_fold(true, |ok, (k, c)| {
+            if shifted.iter().any(|s| s.col == k as u32) {
+                return Ok(ok);
+            }
+            let align = (vec as usize * c.ty.size()).min(16);
+            Ok::<_, Error>(ok && column_ptr(c)?.aligned(align))
+        })?;
     Ok(SourceKey {
         ty: src.ty(),
         shape: match src.as_column() {
@@ -109,6 +159,8 @@ pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
         },
         avec: if aligned { vec } else { 0 },
         spill: spills(src),
+        // (Read one by one where unaligned: then the shifts change nothing.)
+        shifted: if aligned { shifted } else { Vec::new() },
     })
 }
 
@@ -334,10 +386,20 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
     for (i, ty) in cols.iter().enumerate() {
         let x = ty.name();
-        let _ = writeln!(
-            s,
-            "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
-        );
+        match key.shifted.iter().find(|h| h.col == i as u32) {
+            Some(&Shift { base, d, .. }) => {
+                let _ = writeln!(
+                    s,
+                    "      {x} a{i}[VEC];\n#pragma unroll\n      for (int q = 0; q + {d} < VEC; ++q) a{i}[q] = a{base}[q + {d}];\n#pragma unroll\n      for (int q = VEC > {d} ? VEC - {d} : 0; q < VEC; ++q) a{i}[q] = c{i}[i + q];"
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "      {x} a{i}[VEC];\n      ds::load_vec<{x}, VEC>(c{i} + i, a{i});"
+                );
+            }
+        }
     }
     let mut prevs: Vec<u32> = heads.iter().map(|h| h.1).collect();
     prevs.sort_unstable();
@@ -389,6 +451,39 @@ mod tests {
         fn as_any(&self) -> &dyn std::any::Any {
             self
         }
+    }
+
+    #[test]
+    fn neighbours_read_from_the_earlier_column() {
+        let col = Source::column(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
+        let t = crate::expr::trace(&[ScalarType::U32, ScalarType::U32], |a, id| {
+            let (x, y) = (
+                crate::Expr::<u32>::from_node(id, a[0]),
+                crate::Expr::<u32>::from_node(id, a[1]),
+            );
+            y - x
+        })
+        .unwrap();
+        let diff = Source::map(&[&col.slice(1, 8), &col.slice(2, 8)], &t, 8);
+        let key = SourceKey::assuming(&diff, 4);
+        assert_eq!(
+            key.shifted,
+            [Shift {
+                col: 1,
+                base: 0,
+                d: 1
+            }]
+        );
+        let s = cpp_struct(&key, 0);
+        assert!(s.contains("a1[q] = a0[q + 1];"), "{s}");
+        assert!(s.contains("a1[q] = c1[i + q];"), "{s}");
+        // Four rows apart: a vector of its own (aligned or not, as the pointers say).
+        let far = Source::map(&[&col.slice(0, 6), &col.slice(4, 6)], &t, 6);
+        assert!(SourceKey::assuming(&far, 4).shifted.is_empty());
+        // Two reads of the same rows are one column already; other storage is no neighbour.
+        let other = Source::column(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
+        let apart = Source::map(&[&col.slice(0, 8), &other.slice(1, 8)], &t, 8);
+        assert!(SourceKey::assuming(&apart, 4).shifted.is_empty());
     }
 
     #[test]
