@@ -118,7 +118,7 @@ fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
     AssocReduceKey {
         block: BLOCK,
         rounds: if commutative && bytes <= 8 {
-            super::tuning::REDUCE.rounds
+            super::tuning::knob("assoc_reduce_rounds", super::tuning::REDUCE.rounds)
         } else {
             ROUNDS
         },
