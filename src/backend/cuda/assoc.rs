@@ -106,11 +106,17 @@ impl Template for AssocScanLookbackKey {
 }
 
 /// The reduction's instance: a commutative combiner folds each thread's items as they come
-/// (mode 2), with the rounds of the `Op` reduction (four loads in flight a component) for items
-/// of up to 8 bytes, compiled for 4 blocks a multiprocessor (2 for items over 16 bytes), and
-/// launched with that many, one even wave (ptxas: 40 registers for two f32, no spills; at 8
-/// blocks, 32 registers, they spilled, and four 8-byte components spilled at 4 blocks or with
-/// 4 rounds); any other keeps their order (mode 0), 8 blocks a multiprocessor, no bound.
+/// (mode 2), for items of up to 8 bytes with 8 rounds (eight loads in flight a component, so
+/// that 4 blocks a multiprocessor keep the bytes in flight that the `Op` reduction's 8 blocks
+/// of 4 rounds do), compiled for 4 blocks a multiprocessor (2 for items over 16 bytes), and
+/// launched with that many, one even wave (ptxas, two f32: 64 registers, 48 where the second is
+/// computed from the first's column; at 8 blocks, 32 registers, they spilled, and four 8-byte
+/// components spilled at 4 blocks or with 4 rounds); any other keeps their order (mode 0), 8
+/// blocks a multiprocessor, no bound. reduce_with_pairs_f32 on an H100 (run 178, three
+/// processes a shape, ms at 2^28, reduce_add_f32 0.354-0.360 beside them): 4 rounds 0.3863,
+/// 0.3907, 0.3890; 6 rounds 0.3792, 0.3757, 0.3919; 8 rounds 0.3739, 0.3738, 0.4278 (the last
+/// an outlier of that process). (`DEVSEQ_TUNE` knobs `assoc_reduce_rounds`,
+/// `assoc_reduce_minb`.)
 fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
     let commutative = c.commutative();
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
@@ -118,7 +124,7 @@ fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
     AssocReduceKey {
         block: BLOCK,
         rounds: if commutative && bytes <= 8 {
-            super::tuning::knob("assoc_reduce_rounds", super::tuning::REDUCE.rounds)
+            super::tuning::knob("assoc_reduce_rounds", 8)
         } else {
             ROUNDS
         },
