@@ -115,8 +115,9 @@ impl Template for AssocScanLookbackKey {
 /// blocks a multiprocessor, no bound. reduce_with_pairs_f32 on an H100 (run 178, three
 /// processes a shape, ms at 2^28, reduce_add_f32 0.354-0.360 beside them): 4 rounds 0.3863,
 /// 0.3907, 0.3890; 6 rounds 0.3792, 0.3757, 0.3919; 8 rounds 0.3739, 0.3738, 0.4278 (the last
-/// an outlier of that process). (`DEVSEQ_TUNE` knobs `assoc_reduce_rounds`,
-/// `assoc_reduce_minb`.)
+/// an outlier of that process); run 179, 8 rounds in a process that timed other lines between:
+/// 0.3844, 0.3886 (reduce_add_f32 0.3508, 0.3533): within the noise of 4 rounds there.
+/// (`DEVSEQ_TUNE` knobs `assoc_reduce_rounds`, `assoc_reduce_minb`.)
 fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
     let commutative = c.commutative();
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
