@@ -381,11 +381,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   }
   Slot* status = (Slot*)p.status;
   tile_scan_with<BLOCK, R, false>(a, g, G::none(), [&](const O& total) {
-    if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
-    if constexpr (GROUPED)
+    if constexpr (GROUPED) {
+      if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
       return tile_lookback_grouped(status, p.tiles, tile, p.epoch, total, first, g, G::none());
-    else
-      return tile_lookback(status, p.tiles, tile, p.epoch, total, first, g, G::none());
+    } else {
+      return tile_prefix(status, p.tiles, tile, p.epoch, total, first, g, G::none());
+    }
   });
 #pragma unroll
   for (int r = 0; r < R; ++r) {
