@@ -175,6 +175,11 @@ fn main() -> Result<()> {
                 .inclusive_scan_with(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
                 .map(drop)
         })?;
+        b.run("reduce_with_pairs_f32", lg, || {
+            f.map(|x| (x, x * x))?
+                .reduce_with(|(s, q), (t, r)| (s + t, q + r))
+                .map(drop)
+        })?;
         b.run("lower_bound_u32", lg, || {
             idx.lower_bound::<u32>(&keys).map(drop)
         })?;

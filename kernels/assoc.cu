@@ -12,7 +12,10 @@
 // in one pass instead (ds_assoc_scan_lookback, at the end).
 //
 // F provides: V (the item in compute types), K (components), NP (constants, p[]), the
-// combination operator(), head(x) (a segmented combiner's head flag), at/vec (an item from
+// combination operator() (a computed float NaN made canonical), raw(a, b) and canon(v) (where
+// every float component of a combination is computed, the combination without and the making
+// canonical alone: canon(raw(raw(a, b), c)) has the bits of (a f b) f c, since a NaN's bits
+// change no result but NaN ones; else operator() and nothing), head(x) (a segmented combiner's head flag), at/vec (an item from
 // the component sources), stage/staged (a tile's stored components in shared memory),
 // store_round (the stored components of VEC items), from_words and to_words (an item as compute
 // bits, one word a component).
@@ -165,18 +168,20 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
         for (int r = 1; r < R; ++r)
 #pragma unroll
-          for (int j = 0; j < VEC; ++j) chain[j] = g.f(chain[j], x[r][j]);
+          for (int j = 0; j < VEC; ++j) chain[j] = g.f.raw(chain[j], x[r][j]);
       }
+      bool combined = R > 1;  // whether the chains hold combinations, not elements
       for (tb += TILE; tb + TILE <= hi; tb += TILE) {
         V x[R][VEC];
         assoc_tile<F, BLOCK, R, VEC, OWN>(tb, x, s...);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
-          for (int j = 0; j < VEC; ++j) chain[j] = g.f(chain[j], x[r][j]);
+          for (int j = 0; j < VEC; ++j) chain[j] = g.f.raw(chain[j], x[r][j]);
+        combined = true;
       }
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) part[j] = G::some(chain[j]);
+      for (int j = 0; j < VEC; ++j) part[j] = G::some(combined ? F::canon(chain[j]) : chain[j]);
     }
     for (; tb < hi; tb += TILE) {
 #pragma unroll
@@ -326,6 +331,79 @@ template <class V> struct SlotIO<Opt<V>> : SlotIO<V> {
     return o;
   }
 };
+
+// The combination of a thread's m items x of one round (WHOLE: all VEC of them), or nothing:
+// combined raw, made canonical once (an item alone keeps its bits).
+template <class F, bool WHOLE, class G, int VEC>
+DS_DEV typename G::O round_total(const G& g, const typename F::V (&x)[VEC], int m) {
+  const int k = WHOLE ? VEC : m;
+  typename G::O a = k > 0 ? G::some(x[0]) : G::none();
+#pragma unroll
+  for (int j = 1; j < VEC; ++j)
+    if (j < k) a.v = g.f.raw(a.v, x[j]);
+  if (k > 1) a.v = F::canon(a.v);
+  return a;
+}
+
+// The scan outputs of a thread's m items x of one round (WHOLE: all VEC, and q present) from
+// the round's exclusive prefix q (MODE as ds_assoc_scan's). q combines raw and is made
+// canonical where it is stored, unless it has not combined yet (a prefix or an item alone).
+template <class F, int MODE, bool WHOLE, class G, int VEC>
+DS_DEV void round_scan(const G& g, typename G::O q, const typename F::V (&x)[VEC], int m,
+                       const typename F::V& init, typename F::V (&out)[VEC]) {
+  typedef typename F::V V;
+  const int k = WHOLE ? VEC : m;
+  if constexpr (WHOLE) q.has = 1;
+  const bool had = q.has;
+  bool combined = false;
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) {
+    if (j < k) {
+      const V before = combined ? F::canon(q.v) : q.v;
+      if (q.has) {
+        q.v = g.f.raw(q.v, x[j]);
+        combined = true;
+      } else {
+        q = G::some(x[j]);
+      }
+      if constexpr (MODE == 0) {
+        out[j] = combined ? F::canon(q.v) : q.v;
+      } else if constexpr (MODE == 1) {
+        out[j] = before;
+      } else {
+        out[j] = (F::head(x[j]) || !(j > 0 || had)) ? init : before;
+      }
+    }
+  }
+}
+
+// The round totals of a thread's items of a tile staged at m (tile_items a column; present(r)
+// of round r before the end; WHOLE: all of them).
+template <class F, int BLOCK, int R, int VEC, bool WHOLE, class G, class Present>
+DS_DEV void tile_totals(const G& g, const unsigned char* m, u32 tile_items, const Present& present,
+                        typename G::O (&a)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    typename F::V x[VEC];
+    F::template staged<BLOCK, VEC>(m, tile_items, r, x);
+    a[r] = round_total<F, WHOLE>(g, x, present(r));
+  }
+}
+
+// The scan outputs of a thread's items of that tile, from its rounds' exclusive prefixes a,
+// stored.
+template <class F, int BLOCK, int R, int VEC, int MODE, bool WHOLE, class G, class Present>
+DS_DEV void tile_outputs(const G& g, const AssocParams& p, u64 n, u64 tb, const unsigned char* m,
+                         u32 tile_items, const Present& present, const typename G::O (&a)[R],
+                         const typename F::V& init) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    typename F::V x[VEC], out[VEC];
+    F::template staged<BLOCK, VEC>(m, tile_items, r, x);
+    round_scan<F, MODE, WHOLE>(g, a[r], x, present(r), init, out);
+    F::template store_round<BLOCK, VEC, WHOLE>(p, n, tb, r, out);
+  }
+}
 }  // namespace ds
 
 // The single-pass scan (the decoupled look-back of block/lookback.cuh) for items of up to 16
@@ -362,22 +440,20 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
     return k >= rem ? 0 : rem - k < VEC ? (int)(rem - k) : VEC;
   };
-  O a[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    V x[VEC];
-    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
-    const int m = present(r);
-    a[r] = m > 0 ? G::some(x[0]) : G::none();
-#pragma unroll
-    for (int j = 1; j < VEC; ++j)
-      if (j < m) a[r].v = g.f(a[r].v, x[j]);
-  }
   V init;
   if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
   O first = G::none();
   if constexpr (MODE == 1) {
     if (p.excl) first = G::some(init);
+  }
+  // A whole tile with a prefix for every round (all but the first tile, without an initial
+  // value): the rounds' code tests no bounds and no absent prefix.
+  const bool full = rem == TILE && (tile > 0 || first.has);
+  O a[R];
+  if (full) {
+    tile_totals<F, BLOCK, R, VEC, true>(g, m_tile, TILE, present, a);
+  } else {
+    tile_totals<F, BLOCK, R, VEC, false>(g, m_tile, TILE, present, a);
   }
   Slot* status = (Slot*)p.status;
   tile_scan_with<BLOCK, R, false>(a, g, G::none(), [&](const O& total) {
@@ -388,28 +464,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       return tile_prefix(status, p.tiles, tile, p.epoch, total, first, g, G::none());
     }
   });
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    V x[VEC];
-    F::template staged<BLOCK, VEC>(m_tile, TILE, r, x);
-    const int m = present(r);
-    O q = a[r];
-    V out[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      if (j < m) {
-        if constexpr (MODE == 0) {
-          q = g(q, G::some(x[j]));
-          out[j] = q.v;
-        } else if constexpr (MODE == 1) {
-          out[j] = q.v;
-          q = g(q, G::some(x[j]));
-        } else {
-          out[j] = (F::head(x[j]) || !q.has) ? init : q.v;
-          q = g(q, G::some(x[j]));
-        }
-      }
-    }
-    F::template store_round<BLOCK, VEC>(p, n, tb, r, out);
+  if (full) {
+    tile_outputs<F, BLOCK, R, VEC, MODE, true>(g, p, n, tb, m_tile, TILE, present, a, init);
+  } else {
+    tile_outputs<F, BLOCK, R, VEC, MODE, false>(g, p, n, tb, m_tile, TILE, present, a, init);
   }
 }

@@ -692,6 +692,113 @@ fn affine_scan_solves_a_linear_recurrence() {
     }
 }
 
+/// NaN bits: a float NaN that a combination computes is stored as the canonical one
+/// (`f32::NAN`), an element or initial value passed through keeps its bits (payload, sign). The
+/// kernels combine without making NaNs canonical where every float component is computed (the
+/// affine maps), making them canonical where they store; a combiner that passes a component
+/// through keeps it raw. Scans (inclusive, exclusive from a NaN initial value) and reductions,
+/// a NaN first element (all later outputs NaN, through every look-back) or NaNs made late (inf
+/// minus inf, a payload NaN in b), over many tiles; values are exact integers, so any grouping
+/// gives them (signs of zero aside).
+#[test]
+fn nan_bits_of_combined_and_passed_components() {
+    type P = (f32, f32);
+    let canon = |v: f32| if v.is_nan() { f32::NAN } else { v };
+    let payload = f32::from_bits(0x7fa0_0001);
+    let neg_payload = f32::from_bits(0xffc1_2345);
+    let same = |g: f32, w: f32| {
+        if w.is_nan() {
+            g.to_bits() == w.to_bits()
+        } else {
+            g == w
+        }
+    };
+    let check = |got: &[P], want: &[P], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}: length");
+        if let Some(i) =
+            (0..got.len()).find(|&i| !same(got[i].0, want[i].0) || !same(got[i].1, want[i].1))
+        {
+            panic!(
+                "{what}: first difference at {i}: got ({:#x}, {:#x}), want ({:#x}, {:#x})",
+                got[i].0.to_bits(),
+                got[i].1.to_bits(),
+                want[i].0.to_bits(),
+                want[i].1.to_bits()
+            );
+        }
+    };
+    let affine_h = |(a1, b1): P, (a2, b2): P| (canon(a1 * a2), canon(b1 * a2 + b2));
+    let affine_d = |(a1, b1): (Expr<f32>, Expr<f32>), (a2, b2): (Expr<f32>, Expr<f32>)| {
+        (a1 * a2, b1 * a2 + b2)
+    };
+    // The first component passed through from the right: the `raw` form is the combination.
+    let last_h = |(_, b1): P, (a2, b2): P| (a2, canon(b1 + b2));
+    let last_d = |(_, b1): (Expr<f32>, Expr<f32>), (a2, b2): (Expr<f32>, Expr<f32>)| (a2, b1 + b2);
+    let mut r = Rng::new("nan bits");
+    for n in [1usize, 2, 3, 33, 1025, 8193, 70_001, big(300_001)] {
+        for late in [false, true] {
+            let mut xs: Vec<P> = (0..n)
+                .map(|_| {
+                    let a = if r.below(2) == 0 { 1.0 } else { -1.0 };
+                    (a, r.below(9) as f32 - 4.0)
+                })
+                .collect();
+            if late {
+                // inf - inf in b (the a are all 1 or -1, so b is a sum of the same signed terms
+                // whatever the grouping, and whether it is NaN does not depend on it).
+                let p = n * 2 / 3;
+                if p + 5 < n {
+                    xs[p].1 = f32::INFINITY;
+                    xs[p + 5].1 = f32::NEG_INFINITY;
+                }
+                xs[n - 1].1 = payload;
+            } else {
+                xs[0] = (payload, neg_payload);
+            }
+            let s = up(&xs);
+            let what = |op: &str| format!("{op}, n={n}, late NaNs {late}");
+            check(
+                &s.inclusive_scan_with(affine_d).unwrap().to_vec().unwrap(),
+                &o_incl(&xs, affine_h),
+                &what("affine inclusive"),
+            );
+            let init = (neg_payload, 1.0);
+            check(
+                &s.exclusive_scan_with(init, affine_d)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap(),
+                &o_excl(&xs, init, affine_h),
+                &what("affine exclusive"),
+            );
+            check(
+                &[s.reduce_with(affine_d).unwrap().unwrap()],
+                &[o_reduce(&xs, affine_h).unwrap()],
+                &what("affine reduce_with"),
+            );
+            check(
+                &s.inclusive_scan_with(last_d).unwrap().to_vec().unwrap(),
+                &o_incl(&xs, last_h),
+                &what("last inclusive"),
+            );
+            check(
+                &[s.reduce_with(last_d).unwrap().unwrap()],
+                &[o_reduce(&xs, last_h).unwrap()],
+                &what("last reduce_with"),
+            );
+            // A commutative combiner (a sum a component): the reduction's chains.
+            let sum_h = |(a1, b1): P, (a2, b2): P| (canon(a1 + a2), canon(b1 + b2));
+            check(
+                &[s.reduce_with(|(a1, b1), (a2, b2)| (a1 + a2, b1 + b2))
+                    .unwrap()
+                    .unwrap()],
+                &[o_reduce(&xs, sum_h).unwrap()],
+                &what("sum reduce_with"),
+            );
+        }
+    }
+}
+
 /// Scans long enough that the single-pass scan's look-back runs over more than 32 groups of
 /// 32 tiles (its window of groups: 2049 tiles of 8192 4-byte items or of 2048 16-byte ones),
 /// so that it waits for group prefixes, starts from one found in the window, and meets tiles of

@@ -233,21 +233,37 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let _ = writeln!(s, "  static constexpr int K = {k};");
     let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
     let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
-    let _ = writeln!(s, "  DS_DEV V operator()(const V& a, const V& b) const {{");
-    print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
-        Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
-        Kind::Arg(j) => format!("b.c{}", j as usize - k),
-        Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
-        _ => "0".into(),
-    });
-    let _ = writeln!(s, "    V r;");
-    for (j, &o) in c.outs.iter().enumerate() {
+    // Whether every float component of a combination is computed (none passed through from an
+    // operand or a constant): then `raw`, the combination with no NaN made canonical, and
+    // `canon` of its result give the bits of `operator()` (see kernels/assoc.cu).
+    let computed = c.outs.iter().all(|&o| {
         let n = c.nodes[o as usize];
-        let passed = matches!(n.kind, Kind::Arg(_) | Kind::Param(_));
-        if n.ty.is_float() && !passed {
-            let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
-        } else {
-            let _ = writeln!(s, "    r.c{j} = v{o};");
+        !n.ty.is_float() || !matches!(n.kind, Kind::Arg(_) | Kind::Param(_))
+    });
+    for (name, canon) in [("operator()", true), ("raw", !computed)] {
+        let _ = writeln!(s, "  DS_DEV V {name}(const V& a, const V& b) const {{");
+        print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
+            Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
+            Kind::Arg(j) => format!("b.c{}", j as usize - k),
+            Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
+            _ => "0".into(),
+        });
+        let _ = writeln!(s, "    V r;");
+        for (j, &o) in c.outs.iter().enumerate() {
+            let n = c.nodes[o as usize];
+            let passed = matches!(n.kind, Kind::Arg(_) | Kind::Param(_));
+            if canon && n.ty.is_float() && !passed {
+                let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
+            } else {
+                let _ = writeln!(s, "    r.c{j} = v{o};");
+            }
+        }
+        let _ = writeln!(s, "    return r;\n  }}");
+    }
+    let _ = writeln!(s, "  static DS_DEV V canon(const V& v) {{\n    V r = v;");
+    for j in 0..k {
+        if computed && c.types[j].is_float() {
+            let _ = writeln!(s, "    r.c{j} = ds::canon(r.c{j});");
         }
     }
     let _ = writeln!(s, "    return r;\n  }}");
@@ -334,12 +350,13 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let _ = writeln!(s, "  }}");
     let _ = writeln!(
         s,
-        "  template <int BLOCK, int VEC> static DS_DEV void store_round(const AssocParams& p, u64 n, u64 tb, int r, const V (&v)[VEC]) {{"
+        "  template <int BLOCK, int VEC, bool WHOLE = false> static DS_DEV void store_round(const AssocParams& p, u64 n, u64 tb, int r, const V (&v)[VEC]) {{"
     );
+    // WHOLE: the round's items are all before n (no bounds to test).
     for j in 0..c.stored {
         let _ = writeln!(
             s,
-            "    {{ {t} t[VEC];\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) t[q] = ds::from_c<{t}>(v[q].c{j});\n      ds::store_round<BLOCK, VEC, true>(({t}*)p.out{j}, n, tb, r, t); }}",
+            "    {{ {t} t[VEC];\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) t[q] = ds::from_c<{t}>(v[q].c{j});\n      if constexpr (WHOLE) ds::store_vec<{t}, VEC>(({t}*)p.out{j} + tb + ((u64)r * BLOCK + threadIdx.x) * VEC, t);\n      else ds::store_round<BLOCK, VEC, true>(({t}*)p.out{j}, n, tb, r, t); }}",
             t = st(j)
         );
     }
@@ -429,12 +446,13 @@ pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64
     let key = reduce_key(c, own_components(srcs));
     let mut s = setup(gpu, srcs, c, &[], key.rounds, blocks_per_sm(&key))?;
     let k = c.types.len();
-    let result = Buffer::new(gpu, 8 * (k + 1))?;
-    s.params.result = result.ptr();
-    gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
-        .launch(s.grid, BLOCK, 0, &s.params)?;
+    let kernel = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
+    // The last block writes the result's words to mapped host memory: no copy after it.
     let mut bytes = vec![0u8; 8 * (k + 1)];
-    gpu.read_small(result.ptr(), &mut bytes)?;
+    gpu.read_mapped(&mut bytes, |result| {
+        s.params.result = result;
+        kernel.launch(s.grid, BLOCK, 0, &s.params)
+    })?;
     let words: Vec<u64> = bytes
         .chunks_exact(8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))

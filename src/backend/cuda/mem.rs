@@ -500,6 +500,24 @@ impl Gpu {
         Ok(())
     }
 
+    /// Queues `write` with the device address of `out.len() <= 4096` bytes of mapped
+    /// page-locked staging memory, waits for the stream and copies those bytes to `out`: a
+    /// small result that a kernel writes straight to the host, with no copy queued after it.
+    /// `write` must queue work that writes every one of those bytes.
+    pub fn read_mapped(&self, out: &mut [u8], write: impl FnOnce(Ptr) -> Result<()>) -> Result<()> {
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Internal("staging lock poisoned".into()))?;
+        if out.len() > staging.bytes() {
+            return Err(Error::Internal("a small read of many bytes".into()));
+        }
+        write(staging.ptr(&self.stream))?;
+        self.synchronize()?;
+        out.copy_from_slice(&staging.host()?[..out.len()]);
+        Ok(())
+    }
+
     /// Reads one little-endian u64 from device memory (waits for the stream).
     pub fn read_u64(&self, src: Ptr) -> Result<u64> {
         let mut b = [0u8; 8];
