@@ -214,6 +214,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       if (threadIdx.x == 0) acc = g(acc, t);
     }
   }
+  if constexpr (MODE != 1) {
+    if (gridDim.x == 1) {  // the block's combination is the result
+      if (threadIdx.x == 0) {
+        u64* w = (u64*)p.result;
+        F::to_words(acc.v, w);
+        w[F::K] = acc.has;
+      }
+      return;
+    }
+  }
   O* partial = (O*)p.partial;
   __shared__ bool s_last;
   if (threadIdx.x == 0) {
@@ -225,14 +235,14 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   if (!s_last) return;
   __threadfence();
   if constexpr (MODE != 1) {
-    O all = G::none();  // (thread 0)
-    for (u32 b = 0; b < gridDim.x; b += BLOCK) {
-      O a[1];
-      a[0] = G::none();
-      if (b + threadIdx.x < gridDim.x) a[0] = load_cg(partial + b + threadIdx.x);
-      const O t = tile_fold<BLOCK, 1>(a, g);
-      if (threadIdx.x == 0) all = g(all, t);
-    }
+    // Each thread folds a run of consecutive chunk totals, the block the threads' values, both
+    // in order: one fold over the block, however many chunks.
+    const u32 per = (gridDim.x + BLOCK - 1) / BLOCK;
+    const u32 b0 = threadIdx.x * per;
+    O a[1];
+    a[0] = G::none();
+    for (u32 k = 0; k < per && b0 + k < gridDim.x; ++k) a[0] = g(a[0], load_cg(partial + b0 + k));
+    const O all = tile_fold<BLOCK, 1>(a, g);  // (thread 0)
     if (threadIdx.x == 0) {
       u64* w = (u64*)p.result;
       F::to_words(all.v, w);
