@@ -15,10 +15,10 @@
 // combination operator() (a computed float NaN made canonical), raw(a, b) and canon(v) (where
 // every float component of a combination is computed, the combination without and the making
 // canonical alone: canon(raw(raw(a, b), c)) has the bits of (a f b) f c, since a NaN's bits
-// change no result but NaN ones; else operator() and nothing), head(x) (a segmented combiner's head flag), at/vec (an item from
-// the component sources), stage/staged (a tile's stored components in shared memory),
-// store_round (the stored components of VEC items), from_words and to_words (an item as compute
-// bits, one word a component).
+// change no result but NaN ones; else operator() and nothing), head(x) (a segmented
+// combiner's head flag), at/vec (an item from the component sources), stage/staged (a tile's
+// stored components in shared memory), store_round (the stored components of VEC items; WHOLE:
+// all before n), from_words and to_words (an item as compute bits, one word a component).
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"
