@@ -170,7 +170,6 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
           for (int j = 0; j < VEC; ++j) chain[j] = g.f.raw(chain[j], x[r][j]);
       }
-      bool combined = R > 1;  // whether the chains hold combinations, not elements
       for (tb += TILE; tb + TILE <= hi; tb += TILE) {
         V x[R][VEC];
         assoc_tile<F, BLOCK, R, VEC, OWN>(tb, x, s...);
@@ -178,8 +177,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
         for (int r = 0; r < R; ++r)
 #pragma unroll
           for (int j = 0; j < VEC; ++j) chain[j] = g.f.raw(chain[j], x[r][j]);
-        combined = true;
       }
+      // Whether the chains hold combinations, not elements alone.
+      const bool combined = R > 1 || tb - lo > TILE;
 #pragma unroll
       for (int j = 0; j < VEC; ++j) part[j] = G::some(combined ? F::canon(chain[j]) : chain[j]);
     }
@@ -214,13 +214,15 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       if (threadIdx.x == 0) acc = g(acc, t);
     }
   }
+  // The result's words: K compute bits, then whether there was an item (thread 0).
+  auto put_result = [&](const O& all) {
+    u64* w = (u64*)p.result;
+    F::to_words(all.v, w);
+    w[F::K] = all.has;
+  };
   if constexpr (MODE != 1) {
     if (gridDim.x == 1) {  // the block's combination is the result
-      if (threadIdx.x == 0) {
-        u64* w = (u64*)p.result;
-        F::to_words(acc.v, w);
-        w[F::K] = acc.has;
-      }
+      if (threadIdx.x == 0) put_result(acc);
       return;
     }
   }
@@ -244,9 +246,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     for (u32 k = 0; k < per && b0 + k < gridDim.x; ++k) a[0] = g(a[0], load_cg(partial + b0 + k));
     const O all = tile_fold<BLOCK, 1>(a, g);  // (thread 0)
     if (threadIdx.x == 0) {
-      u64* w = (u64*)p.result;
-      F::to_words(all.v, w);
-      w[F::K] = all.has;
+      put_result(all);
       *(u32*)p.done = 0;
     }
   } else {

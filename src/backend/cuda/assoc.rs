@@ -240,7 +240,13 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         let n = c.nodes[o as usize];
         !n.ty.is_float() || !matches!(n.kind, Kind::Arg(_) | Kind::Param(_))
     });
-    for (name, canon) in [("operator()", true), ("raw", !computed)] {
+    // (Where a component is passed through, `raw` is `operator()`: printed once.)
+    let bodies: &[(&str, bool)] = if computed {
+        &[("operator()", true), ("raw", false)]
+    } else {
+        &[("operator()", true)]
+    };
+    for &(name, canon) in bodies {
         let _ = writeln!(s, "  DS_DEV V {name}(const V& a, const V& b) const {{");
         print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
             Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
@@ -259,6 +265,12 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
             }
         }
         let _ = writeln!(s, "    return r;\n  }}");
+    }
+    if !computed {
+        let _ = writeln!(
+            s,
+            "  DS_DEV V raw(const V& a, const V& b) const {{ return (*this)(a, b); }}"
+        );
     }
     let _ = writeln!(s, "  static DS_DEV V canon(const V& v) {{\n    V r = v;");
     for j in 0..k {
@@ -382,8 +394,9 @@ fn chunks(gpu: &Gpu, n: usize, tile: u64, per_sm: u32) -> (u64, u64) {
     (tiles.div_ceil(per), per * tile)
 }
 
-/// What both kernels share: the functor's shape, the sources with their vector width, the
-/// constants (then the initial item) on the device, the chunks, the partials.
+/// What the kernels share: the functor's shape, the sources with their vector width, the
+/// constants (then the initial item) on the device; for the chunked kernels (`ds_assoc_reduce`,
+/// `ds_assoc_scan`) the chunks and the partials.
 struct Setup<'a> {
     functor: Arc<CombinerShape>,
     srcs: Vec<(&'a Source, u32)>,
@@ -399,8 +412,7 @@ fn setup<'a>(
     srcs: &'a [Source],
     c: &Combiner,
     init: &[u64],
-    rounds: u32,
-    per_sm: u32,
+    chunked: Option<(u32, u32)>,
 ) -> Result<Setup<'a>> {
     let k = c.types.len();
     if srcs.len() != k || c.stored > 4 || k > 5 {
@@ -411,7 +423,10 @@ fn setup<'a>(
     }
     let vec = vec_of(c);
     let n = srcs[0].len;
-    let (grid, chunk) = chunks(gpu, n, (BLOCK * rounds * vec) as u64, per_sm);
+    // Chunks of (rounds a tile, blocks a multiprocessor); none for the one-pass scan.
+    let (grid, chunk) = chunked.map_or((0, 0), |(rounds, per_sm)| {
+        chunks(gpu, n, (BLOCK * rounds * vec) as u64, per_sm)
+    });
     let words: Vec<u8> = c
         .params
         .iter()
@@ -444,7 +459,7 @@ fn setup<'a>(
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
     let key = reduce_key(c, own_components(srcs));
-    let mut s = setup(gpu, srcs, c, &[], key.rounds, blocks_per_sm(&key))?;
+    let mut s = setup(gpu, srcs, c, &[], Some((key.rounds, blocks_per_sm(&key))))?;
     let k = c.types.len();
     let kernel = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
     // The last block writes the result's words to mapped host memory: no copy after it.
@@ -479,8 +494,8 @@ pub(crate) fn scan(
     // (a head combined in the compute type, f32 for f16 components) take the two passes.
     let typed = srcs.iter().zip(&c.types).all(|(s, t)| s.ty() == *t);
     let single = lookback_key(c, code).filter(|_| typed);
-    let rounds = single.map_or(ROUNDS, |k| k.rounds);
-    let mut s = setup(gpu, srcs, c, &init, rounds, BLOCKS_PER_SM)?;
+    let chunked = single.is_none().then_some((ROUNDS, BLOCKS_PER_SM));
+    let mut s = setup(gpu, srcs, c, &init, chunked)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)

@@ -468,17 +468,23 @@ impl Gpu {
         self.synchronize()
     }
 
+    /// The page-locked staging memory, locked, for a read of `bytes` (at most its size).
+    fn staging_for(&self, bytes: usize) -> Result<std::sync::MutexGuard<'_, Raw>> {
+        let staging = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Internal("staging lock poisoned".into()))?;
+        if bytes > staging.bytes() {
+            return Err(Error::Internal("a small read of many bytes".into()));
+        }
+        Ok(staging)
+    }
+
     /// Reads the `out.len() <= 4096` bytes at device address `src` (inside a live buffer of
     /// this stream), through page-locked staging; waits for the stream. A raw copy: `src` is
     /// an address inside a buffer (a bad index, an error word), not a slice cudarc knows.
     pub fn read_small(&self, src: Ptr, out: &mut [u8]) -> Result<()> {
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| Error::Internal("staging lock poisoned".into()))?;
-        if out.len() > staging.bytes() {
-            return Err(Error::Internal("a small read of many bytes".into()));
-        }
+        let mut staging = self.staging_for(out.len())?;
         let host = staging.host()?.as_mut_ptr();
         self.bind()?;
         // SAFETY: the staging memory holds at least `out.len()` bytes (checked); `src` points at
@@ -505,13 +511,7 @@ impl Gpu {
     /// small result that a kernel writes straight to the host, with no copy queued after it.
     /// `write` must queue work that writes every one of those bytes.
     pub fn read_mapped(&self, out: &mut [u8], write: impl FnOnce(Ptr) -> Result<()>) -> Result<()> {
-        let mut staging = self
-            .staging
-            .lock()
-            .map_err(|_| Error::Internal("staging lock poisoned".into()))?;
-        if out.len() > staging.bytes() {
-            return Err(Error::Internal("a small read of many bytes".into()));
-        }
+        let mut staging = self.staging_for(out.len())?;
         write(staging.ptr(&self.stream))?;
         self.synchronize()?;
         out.copy_from_slice(&staging.host()?[..out.len()]);
