@@ -76,7 +76,10 @@ const MAX_PASSES: usize = 8;
 /// sizeof(ds::SortPlan), rounded up.
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
-/// The digit passes' instance for `n` keys (`n` picks the tile size, `tuning::sort_for`).
+/// The digit passes' instance for `n` keys (`n` picks the tile size, `tuning::sort_for`),
+/// with no more keys a thread than the tile's shared memory allows on `arch` (the shapes are
+/// measured on GPUs with 227 KB a block; 8-byte keys with 4-byte values at 28 a thread need
+/// 153 KB).
 fn pass_key(
     key: ScalarType,
     value: Option<ScalarType>,
@@ -84,8 +87,11 @@ fn pass_key(
     n: usize,
     arch: &tuning::Arch,
 ) -> SortPassKey {
-    let widest = key.size().max(value.map_or(1, |v| v.size()));
-    let (block, items, minb) = tuning::sort_for(widest, value.is_some(), n, arch);
+    let vsize = value.map(|v| v.size());
+    let (block, mut items, minb) = tuning::sort_for(key.size(), vsize, n, arch);
+    while items > 1 && pass_smem(block, items, key.size(), vsize) as usize > arch.smem_block {
+        items -= 1;
+    }
     SortPassKey {
         values: value.is_some(),
         desc,
@@ -295,6 +301,7 @@ pub(crate) mod check {
             minor: 0,
             sms: 132,
             l2_bytes: 50 << 20,
+            smem_block: 227 << 10,
         };
         let mut v = Vec::new();
         for t in ScalarType::ALL {
@@ -335,5 +342,41 @@ pub(crate) mod check {
             }
         }
         v
+    }
+
+    /// Every pass shape fits the shared memory of a block: an H100's 227 KB holds the measured
+    /// shapes (28 keys a thread with 4-byte values or 12-byte items, 20 with 16-byte items),
+    /// and a smaller limit gets fewer keys a thread, never a launch that fails.
+    #[test]
+    fn pass_shapes_fit_shared_memory() {
+        for (smem_block, want) in [(227usize << 10, [28, 28, 20]), (96 << 10, [23, 15, 11])] {
+            let arch = tuning::Arch {
+                major: 9,
+                minor: 0,
+                sms: 132,
+                l2_bytes: 50 << 20,
+                smem_block,
+            };
+            for k in ScalarType::ALL {
+                for v in std::iter::once(None).chain(ScalarType::ALL.into_iter().map(Some)) {
+                    for n in [0, 1 << 30] {
+                        let p = pass_key(k, v, false, n, &arch);
+                        let bytes = pass_smem(p.block, p.items, k.size(), v.map(|v| v.size()));
+                        assert!(bytes as usize <= smem_block, "{k:?} {v:?} {n}: {bytes}");
+                    }
+                }
+            }
+            let big = |k, v| pass_key(k, Some(v), false, 1 << 30, &arch).items;
+            let got = [
+                (ScalarType::U32, ScalarType::U32),
+                (ScalarType::U64, ScalarType::U32),
+                (ScalarType::U64, ScalarType::U64),
+            ]
+            .map(|(k, v)| big(k, v));
+            assert_eq!(
+                got, want,
+                "keys a thread of u32/u32, u64/u32, u64/u64 pairs"
+            );
+        }
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct Arch {
     pub sms: u32,
     /// Bytes of L2 cache.
     pub l2_bytes: usize,
+    /// Bytes of shared memory one block may use (the opt-in maximum).
+    pub smem_block: usize,
 }
 
 /// Threads a block and rounds a tile (a round is one 16-byte access a thread).
@@ -192,15 +194,20 @@ pub(crate) fn compact(size: usize) -> Shape {
 }
 
 /// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
-/// as `register_tile`, but 4 rounds for 8-byte values (ptxas spilled 300 bytes a thread with 8).
-/// Measured on an H200 (2026-11-22, run 21): 8 rounds took scatter_combine_add_f32 of 2^28
-/// values to 8.42 ms against 8.73 with 4, once the kernel held its tile as values and run
-/// bits rather than pairs and indices.
+/// 16 elements a thread (half of `register_tile`'s), 8 for 8-byte values. Measured on an H200
+/// (2026-11-22, run 21), 8 rounds of 4-byte values had taken scatter_combine_add_f32 of 2^28
+/// values to 8.42 ms against 8.73 with 4; since, the kernel's code grew and ptxas spilled 164
+/// bytes a thread at 8 rounds (8 at 4, 68 at 6), and on an H100 (2026-11-26, run 195, three
+/// alternations, one process each) 4 rounds took 8.54-8.58 ms at 2^28 against 9.23-9.25 with
+/// 8 (6: 8.61-8.63), and 0.580-0.588 ms at 2^24 against 0.643-0.656.
 pub(crate) fn combine(size: usize) -> Shape {
     let sh = register_tile(size);
     Shape {
         block: sh.block,
-        rounds: knob("combine_rounds", if size >= 8 { 4 } else { sh.rounds }),
+        rounds: knob(
+            "combine_rounds",
+            if size >= 8 { 4 } else { (sh.rounds / 2).max(1) },
+        ),
     }
 }
 
@@ -311,6 +318,20 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// `sort_block`, `sort_items`, `sort_minb`, `sort_items_pairs`, `sort_minb_pairs`, and for
 /// 8-byte keys or values the same names ending in `8`.)
 ///
+/// With values the tiles grew again on an H100 (2026-11-26, runs 192-194, each shape in its
+/// own process, two or three alternations, ms at 2^28): u32 keys with u32 values 9.68-9.79
+/// with 24 a thread, 9.54-9.59 with 26, 9.47-9.55 with 27, 9.43-9.46 with 28 (the most that
+/// gives two blocks a multiprocessor their shared memory; 23 as CUB: 9.89-9.94), and
+/// scatter_combine, which sorts such pairs, 9.22-9.28 against 9.03-9.19; u64 keys with u32
+/// values 24.56-24.62 with 20, 24.37-24.43 with 24, 23.32-23.42 with 28, 22.93-22.95 with 32
+/// (2^24: 1.683-1.734, 1.648-1.676 with 28, 1.640-1.654 with 32); 28 is the most for
+/// which ptxas spills nothing with 12-byte items (168 registers at one block of 384; 16 bytes
+/// at 32), and 16-byte items (8-byte keys with 8-byte values) keep 20 (22: 48 bytes). Keys alone gained nothing
+/// from larger tiles (u32: 26 or 28 a thread 5.10-5.20 against 5.09-5.13; u64: 24 15.80-15.87
+/// against 15.61-15.71), nor did streaming loads of the buffers (`ld.global.cs`: 10.07-10.11
+/// with values) or storing all keys before all values. `sort::pass_key` takes fewer keys a
+/// thread where a GPU's block has less shared memory than the tile needs.
+///
 /// Keys alone: 23 a thread, as CUB (odd: the threads' strides through shared memory meet no
 /// bank conflicts), on an H100 (runs 87-88, each in its own process, two alternations):
 /// sort_u32 5.05-5.06 ms at 2^28 and 0.381-0.388 at 2^24 against 5.12-5.13 and 0.403-0.405
@@ -325,12 +346,16 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// 0.164-0.169 against 0.118-0.120 / 0.205-0.209 (8: 0.089-0.091 / 0.185-0.190). At 2^24
 /// the large tiles win (sort_u32 0.386-0.389 against 0.443 with 12).
 /// (`DEVSEQ_TUNE` knob `sort_items_small`.)
-pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
-    let (items, minb) = match (widest <= 4, values) {
-        (true, false) => (knob("sort_items", 23), knob("sort_minb", 3)),
-        (true, true) => (knob("sort_items_pairs", 24), knob("sort_minb_pairs", 2)),
-        (false, false) => (knob("sort_items8", 20), knob("sort_minb8", 2)),
-        (false, true) => (knob("sort_items_pairs8", 20), knob("sort_minb_pairs8", 1)),
+pub(crate) fn sort(key: usize, value: Option<usize>) -> (u32, u32, u32) {
+    let widest = key.max(value.unwrap_or(0));
+    let (items, minb) = match (widest <= 4, value) {
+        (true, None) => (knob("sort_items", 23), knob("sort_minb", 3)),
+        (true, Some(_)) => (knob("sort_items_pairs", 28), knob("sort_minb_pairs", 2)),
+        (false, None) => (knob("sort_items8", 20), knob("sort_minb8", 2)),
+        (false, Some(v)) if key + v < 16 => {
+            (knob("sort_items_pairs8", 28), knob("sort_minb_pairs8", 1))
+        }
+        (false, Some(_)) => (knob("sort_items_pairs16", 20), knob("sort_minb_pairs8", 1)),
     };
     (knob("sort_block", 384), items, minb)
 }
@@ -338,8 +363,9 @@ pub(crate) fn sort(widest: usize, values: bool) -> (u32, u32, u32) {
 /// The digit passes' shape for `n` keys on `arch`: `sort`'s, or where its tiles would not
 /// give every multiprocessor two, 12 keys a thread (2 blocks a multiprocessor with 8-byte keys
 /// or values, as `sort` has for them at most; 4-byte keys keep theirs).
-pub(crate) fn sort_for(widest: usize, values: bool, n: usize, arch: &Arch) -> (u32, u32, u32) {
-    let (block, items, minb) = sort(widest, values);
+pub(crate) fn sort_for(key: usize, value: Option<usize>, n: usize, arch: &Arch) -> (u32, u32, u32) {
+    let (block, items, minb) = sort(key, value);
+    let widest = key.max(value.unwrap_or(0));
     let tiles = (n as u64).div_ceil(u64::from(block * items));
     if tiles >= 2 * u64::from(arch.sms) {
         return (block, items, minb);
