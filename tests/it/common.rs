@@ -25,8 +25,9 @@ pub fn small() -> bool {
 
 /// Sizes at the edges: tiny, warp and tile boundaries (the tiles of the kernels that hold them
 /// in registers are 8192 elements for 4-byte types, 4096 for the others, 2048 for the segmented
-/// scans of 8-byte integers; the plain scans' 64 KB tiles are 8192, 16384, 32768 or 65536
-/// elements; the sort tile 9216 for 4-byte keys; segmented scans read back 1024 elements),
+/// scans of 8-byte integers, 4096 for scatter_combine's runs (2048 with 8-byte values); the
+/// plain scans' 64 KB tiles are 8192, 16384, 32768 or 65536 elements; the sort's tiles 4608
+/// below a few million keys; segmented scans read back 1024 elements),
 /// powers of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
 pub fn sizes() -> &'static [usize] {
     const ALL: &[usize] = &[
@@ -38,7 +39,7 @@ pub fn sizes() -> &'static [usize] {
 
 /// Smaller set for the costlier combinations.
 pub fn small_sizes() -> &'static [usize] {
-    &[0, 1, 31, 32, 33, 1025, 4096, 4097, 8193, 65537]
+    &[0, 1, 31, 32, 33, 1025, 2049, 4095, 4096, 4097, 8193, 65537]
 }
 
 /// `n`, or a smaller stand-in with `DEVSEQ_TEST_SMALL`.
