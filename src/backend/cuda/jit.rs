@@ -251,8 +251,9 @@ extern "C" fn end_background_compiles() {
 /// first 64 module loads of a process: every load calls it, so it is in place before the first
 /// background job, which follows a quick form's load). The C library runs exit handlers in
 /// the reverse order of their registration, and NVRTC and the driver register the destructors
-/// of state they create lazily, during a process's first compiles and module loads: a hook registered after those
-/// runs before them, and waits for the background compiles while that state still exists.
+/// of state they create lazily, during a process's first compiles and module loads: a hook
+/// registered after those runs before them, and waits for the background compiles while that
+/// state still exists.
 /// (Registered once, at the first background job, it ran after some of them: processes that
 /// exited during background compiles ended in a segmentation fault in a `devseq-jit` thread,
 /// inside the C library's `setjmp` with a null buffer, on an H100, run 174; with

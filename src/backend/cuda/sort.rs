@@ -293,16 +293,21 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds: both tile sizes of the passes (a few keys and
-    /// many, on an H100's count of multiprocessors).
-    pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
-        let arch = tuning::Arch {
+    /// An H100's: the GPU whose shapes the compile check builds.
+    fn h100() -> tuning::Arch {
+        tuning::Arch {
             major: 9,
             minor: 0,
             sms: 132,
             l2_bytes: 50 << 20,
             smem_block: 227 << 10,
-        };
+        }
+    }
+
+    /// The instances a compile check builds: both tile sizes of the passes (a few keys and
+    /// many, on an H100's count of multiprocessors).
+    pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
+        let arch = h100();
         let mut v = Vec::new();
         for t in ScalarType::ALL {
             for desc in [false, true] {
@@ -351,11 +356,8 @@ pub(crate) mod check {
     fn pass_shapes_fit_shared_memory() {
         for (smem_block, want) in [(227usize << 10, [28, 28, 20]), (96 << 10, [23, 15, 11])] {
             let arch = tuning::Arch {
-                major: 9,
-                minor: 0,
-                sms: 132,
-                l2_bytes: 50 << 20,
                 smem_block,
+                ..h100()
             };
             for k in ScalarType::ALL {
                 for v in std::iter::once(None).chain(ScalarType::ALL.into_iter().map(Some)) {

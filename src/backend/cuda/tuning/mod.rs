@@ -328,8 +328,9 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// which ptxas spills nothing with 12-byte items (168 registers at one block of 384; 16 bytes
 /// at 32), and 16-byte items (8-byte keys with 8-byte values) keep 20 (22: 48 bytes; knob
 /// `sort_items_pairs16`). Keys alone gained nothing from larger tiles (u32: 26 or 28 a
-/// thread 5.10-5.20 against 5.09-5.13; u64: 24 15.80-15.87 against 15.61-15.71), nor did streaming loads of the buffers (`ld.global.cs`: 10.07-10.11
-/// with values) or storing all keys before all values. `sort::pass_key` takes fewer keys a
+/// thread 5.10-5.20 against 5.09-5.13; u64: 24 15.80-15.87 against 15.61-15.71), nor did
+/// streaming loads of the buffers (`ld.global.cs`: 10.07-10.11 with values) or storing all
+/// keys before all values. `sort::pass_key` takes fewer keys a
 /// thread where a GPU's block has less shared memory than the tile needs.
 ///
 /// Keys alone: 23 a thread, as CUB (odd: the threads' strides through shared memory meet no
