@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const B bases, const CombineParams p) {
   using namespace ds;
   typedef typename B::T T;
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);

@@ -80,29 +80,47 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   }
   tile_scan_rounds<BLOCK, R, false>(a, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);
   stage_wait();
-  T raw[R][VEC];
-  staged_rounds<BLOCK, R, VEC>(stage, raw);
   // The kept elements move down in shared memory, in order, then go out in contiguous runs:
   // a warp's store covers 32 neighbouring outputs, where storing each thread's items straight
-  // to their places scattered every store over several lines.
+  // to their places scattered every store over several lines. They move in two halves of the
+  // tile (rounds): an element of the first half moves within it, and one of the second half
+  // lands past the first half's kept ones, so each half is read whole before any of its
+  // elements is written, and a thread holds half its items at a time (all of them at once,
+  // through the barrier, spilled at 64 registers).
+  constexpr int H = R / 2 > 0 ? R / 2 : 1;
   __shared__ K tile_base, tile_kept;
   constexpr u32 ROUND = (1u << VEC) - 1;
   if (threadIdx.x == 0) tile_base = a[0];
   if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
-  __syncthreads();  // every thread has its values, and the tile's base and count are known
-  const K base = tile_base;
-  // The last tile's count through its end is the total (items past n have no flag).
-  if (tile + 1 == p.tiles && threadIdx.x == 0) *(u64*)p.total = (u64)tile_kept;
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
+  auto move = [&](int r, const T (&v)[VEC], K base) {
     const u32 m = mask >> (r * VEC) & ROUND;
     const u32 at = (u32)(a[r] - base);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const u32 before = (u32)__popc(m & ((1u << j) - 1));
-      if ((m >> j & 1) != 0) stage[at + before] = raw[r][j];
+      if ((m >> j & 1) != 0) stage[at + before] = v[j];
     }
+  };
+  {
+    T raw[H][VEC];
+#pragma unroll
+    for (int r = 0; r < H; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+    __syncthreads();  // the first half is read, and the tile's base and count are known
+    const K base = tile_base;
+#pragma unroll
+    for (int r = 0; r < H; ++r) move(r, raw[r], base);
   }
+  const K base = tile_base;
+  if constexpr (R > H) {
+    T raw[R - H][VEC];
+#pragma unroll
+    for (int r = H; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r - H]);
+    __syncthreads();  // the second half is read
+#pragma unroll
+    for (int r = H; r < R; ++r) move(r, raw[r - H], base);
+  }
+  // The last tile's count through its end is the total (items past n have no flag).
+  if (tile + 1 == p.tiles && threadIdx.x == 0) *(u64*)p.total = (u64)tile_kept;
   __syncthreads();
   const u32 kept = (u32)(tile_kept - base);
   T* __restrict__ out = (T*)p.out + base;

@@ -65,6 +65,15 @@ DS_DEV f32 f32_from_bits(u32 b) { return __uint_as_float(b); }
 DS_DEV u32 f32_bits(f32 x) { return __float_as_uint(x); }
 DS_DEV f64 f64_from_bits(u64 b) { return __longlong_as_double((long long)b); }
 DS_DEV u64 f64_bits(f64 x) { return (u64)__double_as_longlong(x); }
+// A lazy source's constant i where its constants are in device memory (more than the kernel's
+// argument words hold): loaded where it is used. As plain loads of a read-only array the
+// compiler hoisted all of them to the kernel's start and kept them on the stack (600
+// constants of a 200-step map: 4.8 KB a thread, 6 KB of spill stores).
+DS_DEV u64 ld_param(const u64* p) {
+  u64 v;
+  asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
 
 // The value of compute type C whose bits (zero-extended) are `b`.
 template <class C> DS_DEV C from_bits(u64 b) {
@@ -131,6 +140,19 @@ template <> struct num<bf16> {
   static DS_DEV bf16 store(C x) { return f32_to_bf16(x); }
 };
 template <class T> using compute_t = typename num<T>::C;
+// The type in which reductions, scans and segmented combinations combine elements of T: its
+// compute type, but 32 bits for 1- and 2-byte integers (sign- or zero-extended). Every Op
+// gives the same low bits either way (add, mul, and, or, xor are exact modulo 2^k; min and
+// max of extended values are the extended min and max), and the narrow form re-extended its
+// operands at every step: ptxas spilled up to 224 bytes a thread in the small-integer min/max
+// scans. The wide neutral elements are neutral for the extended values too; no kernel stores
+// a neutral element.
+template <class T> struct wide { typedef compute_t<T> C; };
+template <> struct wide<i8> { typedef i32 C; };
+template <> struct wide<u8> { typedef u32 C; };
+template <> struct wide<i16> { typedef i32 C; };
+template <> struct wide<u16> { typedef u32 C; };
+template <class T> using wide_t = typename wide<T>::C;
 template <class T> DS_DEV compute_t<T> to_c(T x) { return num<T>::load(x); }
 template <class T> DS_DEV T from_c(compute_t<T> x) { return num<T>::store(x); }
 DS_DEV f32 round_f16(f32 x) { return f16_to_f32(f32_to_f16(x)); }

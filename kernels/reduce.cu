@@ -12,7 +12,7 @@ template <class S, class Op, int BLOCK, int VEC, int R, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB) ds_reduce(const S s, const ReduceParams p) {
   using namespace ds;
   typedef typename S::T T;
-  typedef compute_t<T> A;
+  typedef wide_t<T> A;
   typedef Combine<Op, A> F;
   const F f{};
   const u64 n = p.n;

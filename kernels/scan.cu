@@ -8,7 +8,7 @@ template <class S, class Op, int BLOCK, int R, int MINB, bool EXCL>
 __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanParams p) {
   using namespace ds;
   typedef typename S::T T;
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
   typedef Combine<Op, C> F;
   constexpr int VEC = 16 / sizeof(T);
   constexpr int TILE = BLOCK * R * VEC;
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanPara
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[j]);
   }
-  const C first = EXCL ? from_bits<C>(p.init) : F::neutral();
+  const C first = EXCL ? (C)from_bits<compute_t<T>>(p.init) : F::neutral();
   tile_scan_rounds<BLOCK, R, false>(a, f, F::neutral(), first, (Slot*)p.status, p.tiles, tile,
                                     p.epoch);
   T* __restrict__ out = (T*)p.out;

@@ -225,7 +225,7 @@ DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (
 // start, the round's heads); a round whose first item lies past the end is neutral.
 template <bool W, class Op, class F, class T, class V, int R, int VEC>
 DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C v = to_c<T>(raw[r][0]);
@@ -262,8 +262,9 @@ DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, const T* st
 // with EXCL exclusive (`init` at heads, else init op the segment's items before). Items past
 // the end get values that are not stored.
 template <bool EXCL, class Op, class T, class V, int R, int VEC>
-DS_DEV void segscan_emit(T (&raw)[R][VEC], u32 heads, const V (&a)[R], compute_t<T> init) {
-  typedef compute_t<T> C;
+DS_DEV void segscan_emit(T (&raw)[R][VEC], u32 heads, const V (&a)[R],
+                         wide_t<T> init) {
+  typedef wide_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C v = a[r].v;
@@ -290,7 +291,7 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 end
                            const V (&a)[R], T* __restrict__ out,
                            typename KS::T* __restrict__ out_keys, const KS& keys, u64 tb,
                            u64 cap) {
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C v = a[r].v;
@@ -331,7 +332,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segscan(const S s, const Fl flags, const SegScanParams p) {
   using namespace ds;
   typedef typename S::T T;
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
   typedef SegCombine<Op, C> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);
@@ -367,7 +368,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     return tail;
   });
   if constexpr (STAGED) staged_rounds<BLOCK, R, VEC>(stage, raw);
-  segscan_emit<EXCL, Op>(raw, heads, a, from_bits<C>(p.init));
+  segscan_emit<EXCL, Op>(raw, heads, a, (C)from_bits<compute_t<T>>(p.init));
   store_rounds<BLOCK, R, VEC, true>((T*)p.out, n, tb, raw);
 }
 
@@ -388,7 +389,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     ds_segreduce(const S s, const Fl flags, const KS keys, const SegReduceParams p) {
   using namespace ds;
   typedef typename S::T T;
-  typedef compute_t<T> C;
+  typedef wide_t<T> C;
   typedef SegCountCombine<Op, C, K> F;
   typedef typename F::V V;
   constexpr int VEC = 16 / sizeof(T);

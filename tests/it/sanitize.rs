@@ -323,3 +323,68 @@ fn segments_past_the_first_output_once() {
         Op::Add,
     );
 }
+
+/// Narrow integers (combined as 32-bit values in scans, reductions and segmented scans) and
+/// columns read at an odd offset (staged element by element: 4- and 8-byte elements by
+/// asynchronous copies, narrower ones through registers a round at a time).
+#[test]
+fn narrow_and_unaligned_once() {
+    let mut r = Rng::new("sanitize narrow");
+    let n = 20_011;
+    let xs: Vec<i16> = (0..n).map(|_| r.below(60_000) as i16).collect();
+    let fl = flags(&mut r, n, 0.01);
+    let s = upload(&xs);
+    let f = upload(&fl);
+    assert_eq!(s.reduce(Op::Min).unwrap(), *xs.iter().min().unwrap());
+    let mut acc = i16::MIN;
+    let want: Vec<i16> = xs
+        .iter()
+        .map(|&x| {
+            acc = acc.max(x);
+            acc
+        })
+        .collect();
+    assert_eq!(s.inclusive_scan(Op::Max).unwrap().to_vec().unwrap(), want);
+    let seg = s
+        .segmented_inclusive_scan(&f, Op::Min)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut acc = 0i16;
+    for i in 0..n {
+        acc = if i == 0 || fl[i] != 0 {
+            xs[i]
+        } else {
+            acc.min(xs[i])
+        };
+        assert_eq!(seg[i], acc, "segmented min at {i}");
+    }
+    // Odd offsets: the scans stage what they read.
+    let ws: Vec<i32> = xs.iter().map(|&x| x as i32).collect();
+    let w = upload(&ws);
+    let tail = w
+        .slice(1..)
+        .inclusive_scan(Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(tail[n - 2], ws[1..].iter().sum::<i32>());
+    let bytes: Vec<u8> = xs.iter().map(|&x| x as u8).collect();
+    let b = upload(&bytes);
+    let mut acc = 0u8;
+    let want: Vec<u8> = bytes[3..]
+        .iter()
+        .map(|&x| {
+            acc = acc.max(x);
+            acc
+        })
+        .collect();
+    assert_eq!(
+        b.slice(3..)
+            .inclusive_scan(Op::Max)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        want
+    );
+}

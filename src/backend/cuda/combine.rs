@@ -55,7 +55,7 @@ fn key(size: usize, idx: ScalarType, op: Op) -> CombineKey {
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::register_min_blocks(),
+        minb: tuning::combine_min_blocks(size),
     }
 }
 

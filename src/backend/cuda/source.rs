@@ -276,7 +276,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // Constant i: a member, or a word of the buffer.
     let param = |i: u32| {
         if key.spill {
-            format!("pp[{i}]")
+            format!("ds::ld_param(pp + {i})")
         } else {
             format!("p{i}")
         }

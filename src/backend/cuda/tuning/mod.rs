@@ -170,18 +170,26 @@ pub(crate) fn seg(size: usize) -> Shape {
 /// ms at 4 x 4 against 3.48 at 8 x 3 (2.75 at 4 x 3), and f64's (a left fold) 2.10 against
 /// 2.04, so floats keep 8 x 3. Since 8-byte items wait in shared memory through the
 /// look-back (2026-11-25, run 119): i64 2.25 ms at 4 x 4 against 2.28-2.30 at 8 x 3, f64
-/// 1.79-1.80 at 8 x 3. (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`, `segscan_rounds8`,
-/// `segscan_minb8`.)
+/// 1.79-1.80 at 8 x 3. At 4 x 4 ptxas still spills 80-88 bytes a thread of the 8-byte integer
+/// instances, and at 4 x 3 none, but that ran 12% slower (2026-11-26, run 203: 2.35 ms against
+/// 2.09-2.11), so they keep 4 x 4. 4-byte values run 2 blocks (8 rounds, up to 128 registers):
+/// at 3 ptxas spilled 4-72 bytes a thread (f32 most), and segmented_scan_add_i32 at 2^28 took
+/// 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x 3 spills 4-8 bytes but 2
+/// blocks took 1.94-1.95 ms against 1.58 (run 202). (`DEVSEQ_TUNE` knobs `seg_rounds`,
+/// `seg_minb`, `segscan_minb4`, `segscan_rounds8`, `segscan_minb8`.)
 pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
     let sh = seg(size);
-    if size == 8 && exact {
-        let sh = Shape {
-            block: sh.block,
-            rounds: knob("segscan_rounds8", 4),
-        };
-        return (sh, knob("segscan_minb8", 4));
+    match (size, exact) {
+        (8, true) => (
+            Shape {
+                block: sh.block,
+                rounds: knob("segscan_rounds8", 4),
+            },
+            knob("segscan_minb8", 4),
+        ),
+        (4, _) => (sh, knob("segscan_minb4", 2)),
+        _ => (sh, register_min_blocks()),
     }
-    (sh, register_min_blocks())
 }
 
 /// Compaction (`compact`): as `register_tile`.
@@ -194,21 +202,38 @@ pub(crate) fn compact(size: usize) -> Shape {
 }
 
 /// The runs of scatter_combine (a segmented scan of sorted (index, value) pairs reading both):
-/// 16 elements a thread (half of `register_tile`'s), 8 for 8-byte values. Measured on an H200
+/// 12 elements a thread for 4-byte values, 8 for 8-byte ones, half of `register_tile`'s for
+/// narrower ones. Measured on an H200
 /// (2026-11-22, run 21), 8 rounds of 4-byte values had taken scatter_combine_add_f32 of 2^28
 /// values to 8.42 ms against 8.73 with 4; since, the kernel's code grew and ptxas spilled 164
 /// bytes a thread at 8 rounds (8 at 4, 68 at 6), and on an H100 (2026-11-26, run 195, three
 /// alternations, one process each) 4 rounds took 8.54-8.58 ms at 2^28 against 9.23-9.25 with
-/// 8 (6: 8.61-8.63), and 0.580-0.588 ms at 2^24 against 0.643-0.656.
+/// 8 (6: 8.61-8.63), and 0.580-0.588 ms at 2^24 against 0.643-0.656. 4-byte values now take
+/// 3 rounds (12 a thread), where ptxas spills none (8 bytes a thread at 4): 8.68-8.76 ms at
+/// 2^28 against 8.61-8.65 at 4 (2026-11-26, run 202, two alternations), 0.58-0.59 at 2^24
+/// either way.
 pub(crate) fn combine(size: usize) -> Shape {
     let sh = register_tile(size);
     Shape {
         block: sh.block,
         rounds: knob(
             "combine_rounds",
-            if size >= 8 { 4 } else { (sh.rounds / 2).max(1) },
+            match size {
+                4 => 3,
+                8.. => 4,
+                _ => (sh.rounds / 2).max(1),
+            },
         ),
     }
+}
+
+/// Blocks a multiprocessor that the runs of scatter_combine are compiled for: 3 (80
+/// registers) for 4-byte values, 2 (128) for the others, whose keys, values and slots did
+/// not fit 80 registers at any tile (ptxas, sm_90, 2026-11-26: 8-byte values spilled 60-100
+/// bytes a thread at 4 rounds and 36 at 2, 1-byte values 16-36 at 1 round; at 2 blocks
+/// none). (`DEVSEQ_TUNE` knob `combine_minb`.)
+pub(crate) fn combine_min_blocks(size: usize) -> u32 {
+    knob("combine_minb", if size == 4 { 3 } else { 2 })
 }
 
 /// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
@@ -235,7 +260,9 @@ pub(crate) fn segreduce_min_blocks(size: usize, wide: bool) -> u32 {
 
 /// Blocks a multiprocessor that the compaction kernel is compiled for: 4 (64 registers). Its
 /// values wait in shared memory through the look-back and its flags are one mask a thread;
-/// at 4 the 4-byte instances spill 12 to 32 bytes a thread (ptxas), and still run faster than
+/// at 4 the 4-byte instances spilled 12 to 32 bytes a thread (ptxas) while each thread held
+/// all its items to move them (since it moves them half a tile at a time, copy_if's and
+/// dedup's spill none, and ran 1-3% faster: 2026-11-26, run 202), and still ran faster than
 /// at 3 (80 registers, no spills): at 2^28 on an H100 (2026-11-24, run 99) copy_if_f32
 /// 0.699 ms against 0.728, unique_u32 0.692 against 0.729, find_repeats_u32 0.911 against
 /// 1.025; 4 rounds with 4 or 6 blocks were slower (0.89 to 1.02 ms for copy_if). When the
