@@ -25,8 +25,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // The values wait in shared memory (copied asynchronously where they are a stored column)
   // while the flags are counted and the look-back runs: holding them in registers through
   // the look-back limited the kernel to 2 blocks a multiprocessor.
-  __shared__ __align__(16) T stage[BLOCK * R * VEC];
-  src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
+  // The tile's BLOCK * R * VEC elements (the launch gives the bytes).
+  extern __shared__ u32x4 ds_compact_stage[];
+  T* stage = (T*)ds_compact_stage;
+  // Values that read no memory (nonzero_indices' positions) are computed where they move.
+  constexpr bool STAGED = S::READS;
+  if constexpr (STAGED) src_stage<BLOCK, R, VEC>(s, n, tb, stage, T{});
   // The thread's flags as one mask (bit r * VEC + j for item j of round r) and its kept count
   // of each round: the scan runs over R counts a thread, not R x VEC items.
   u32 mask = 0;
@@ -92,6 +96,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   constexpr u32 ROUND = (1u << VEC) - 1;
   if (threadIdx.x == 0) tile_base = a[0];
   if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
+  auto take = [&](int r, T (&v)[VEC]) {
+    if constexpr (STAGED) staged_round<BLOCK, VEC>(stage, r, v);
+    else src_round<BLOCK, VEC>(s, n, tb, r, v, T{});
+  };
   auto move = [&](int r, const T (&v)[VEC], K base) {
     const u32 m = mask >> (r * VEC) & ROUND;
     const u32 at = (u32)(a[r] - base);
@@ -104,7 +112,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   {
     T raw[H][VEC];
 #pragma unroll
-    for (int r = 0; r < H; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r]);
+    for (int r = 0; r < H; ++r) take(r, raw[r]);
     __syncthreads();  // the first half is read, and the tile's base and count are known
     const K base = tile_base;
 #pragma unroll
@@ -114,7 +122,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   if constexpr (R > H) {
     T raw[R - H][VEC];
 #pragma unroll
-    for (int r = H; r < R; ++r) staged_round<BLOCK, VEC>(stage, r, raw[r - H]);
+    for (int r = H; r < R; ++r) take(r, raw[r - H]);
     __syncthreads();  // the second half is read
 #pragma unroll
     for (int r = H; r < R; ++r) move(r, raw[r - H], base);

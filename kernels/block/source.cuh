@@ -3,6 +3,8 @@
 //   typedef T            the element type (storage type);
 //   PLAIN                whether it is one stored column `p` of T (kernels may then copy
 //                        straight from memory, e.g. with cp.async);
+//   READS                whether it reads memory at all (a sequence of positions, constants
+//                        or random numbers do not: they are computed from the index);
 //   AVEC                 0, or the element count of the vectors its columns are aligned for:
 //                        `vec<VEC>` reads whole vectors when VEC divides AVEC;
 //   T at(u64 i)          element i;
@@ -26,6 +28,7 @@ template <class S, int VEC> struct vec_ok {
 template <class T_, int AVEC_> struct Col {
   typedef T_ T;
   static constexpr bool PLAIN = true;
+  static constexpr bool READS = true;
   static constexpr int AVEC = AVEC_;
   const T* __restrict__ p;
   DS_DEV T at(u64 i) const { return p[i]; }

@@ -40,10 +40,10 @@ impl Template for CompactKey {
     }
 }
 
-/// The tile: `tuning::compact`'s, with half the rounds for 8-byte counts (a tile's counts,
-/// kept in shared memory by the scan, and its staged output must fit in 48 KB).
-fn shape(size: usize, wide: bool) -> tuning::Shape {
-    let mut sh = tuning::compact(size);
+/// The tile: `tuning::compact`'s, with half the rounds for 8-byte counts (sequences of 2^32
+/// elements or more), whose look-back and registers are twice as wide.
+fn shape(size: usize, wide: bool, own: bool) -> tuning::Shape {
+    let mut sh = tuning::compact(size, own);
     if wide {
         sh.rounds = (sh.rounds / 2).max(1);
     }
@@ -60,12 +60,12 @@ fn own_flags(src: &Source, flags: &Source) -> bool {
 }
 
 fn key(size: usize, wide: bool, own: bool) -> CompactKey {
-    let sh = shape(size, wide);
+    let sh = shape(size, wide, own);
     CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::compact_min_blocks(),
+        minb: tuning::compact_min_blocks(sh.block),
         own,
     }
 }
@@ -82,14 +82,14 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     }
     let vec = tuning::vec(size);
     let wide = n as u64 >= u32::MAX as u64;
-    let sh = shape(size, wide);
-    let k = gpu.kernel(
-        key(size, wide, own_flags(src, flags)),
-        &[(src, vec), (flags, vec)],
-    )?;
+    let own = own_flags(src, flags);
+    let sh = shape(size, wide, own);
+    let k = gpu.kernel(key(size, wide, own), &[(src, vec), (flags, vec)])?;
     let total = gpu.mailbox()?;
     let tiles = sh.tiles(n, vec);
-    gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| CompactParams {
+    // The tile waits in shared memory.
+    let smem = sh.tile(vec) * size as u32;
+    gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| CompactParams {
         out: out.ptr(),
         n: n as u64,
         total: total.slot,

@@ -262,6 +262,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let _ = writeln!(s, "struct S{k} {{");
     let _ = writeln!(s, "  typedef {t} T;");
     let _ = writeln!(s, "  static constexpr bool PLAIN = false;");
+    let _ = writeln!(s, "  static constexpr bool READS = {};", !cols.is_empty());
     let _ = writeln!(s, "  static constexpr int AVEC = {};", key.avec);
     for (i, ty) in cols.iter().enumerate() {
         let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.name());

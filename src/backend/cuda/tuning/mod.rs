@@ -192,11 +192,21 @@ pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
     }
 }
 
-/// Compaction (`compact`): as `register_tile`.
-pub(crate) fn compact(size: usize) -> Shape {
+/// Compaction (`compact`): `register_tile`'s rounds; 256 threads, or 512 where the flags are
+/// computed from the staged values (`own`: copy_if's `x < c`, dedup's head flags), half as
+/// many tiles to look back over. On an H100 (2026-11-26, run 206, three alternations, ms at
+/// 2^28) copy_if_f32 took 0.658-0.671 with 512 against 0.681-0.685, unique_u32 0.651-0.663
+/// against 0.648-0.657, and find_repeats_u32 (positions, flags of another column)
+/// 0.883-0.897 against 0.826-0.834, so the others keep 256. (`DEVSEQ_TUNE` knobs
+/// `compact_block`, `compact_own_block`, `compact_rounds`.)
+pub(crate) fn compact(size: usize, own: bool) -> Shape {
     let sh = register_tile(size);
     Shape {
-        block: sh.block,
+        block: if own {
+            knob("compact_own_block", 512)
+        } else {
+            knob("compact_block", sh.block)
+        },
         rounds: knob("compact_rounds", sh.rounds),
     }
 }
@@ -266,10 +276,15 @@ pub(crate) fn segreduce_min_blocks(size: usize, wide: bool) -> u32 {
 /// at 3 (80 registers, no spills): at 2^28 on an H100 (2026-11-24, run 99) copy_if_f32
 /// 0.699 ms against 0.728, unique_u32 0.692 against 0.729, find_repeats_u32 0.911 against
 /// 1.025; 4 rounds with 4 or 6 blocks were slower (0.89 to 1.02 ms for copy_if). When the
-/// tile's values, flags and counts were all in registers it needed 2. (`DEVSEQ_TUNE` knob
-/// `compact_minb`.)
-pub(crate) fn compact_min_blocks() -> u32 {
-    knob("compact_minb", 4)
+/// tile's values, flags and counts were all in registers it needed 2. Blocks of 512 threads
+/// (`compact`) take 2, the same 64 registers. (`DEVSEQ_TUNE` knob `compact_minb`, for blocks of
+/// 256.)
+pub(crate) fn compact_min_blocks(block: u32) -> u32 {
+    if block > 256 {
+        (1024 / block).max(1)
+    } else {
+        knob("compact_minb", 4)
+    }
 }
 
 /// Whether compaction computes lazy flags that read only the values' own column from the
