@@ -192,17 +192,17 @@ pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
     }
 }
 
-/// Compaction (`compact`): `register_tile`'s rounds; 256 threads, or 512 where the flags are
-/// computed from the staged values (`own`: copy_if's `x < c`, dedup's head flags), half as
-/// many tiles to look back over. On an H100 (2026-11-26, run 206, three alternations, ms at
+/// Compaction (`compact`): `register_tile`'s rounds; 256 threads, or 512 (`big`) where the
+/// flags are computed from the staged values (copy_if's `x < c`, dedup's head flags) and the
+/// sequence is large (src/backend/cuda/compact.rs), half as many tiles to look back over. On an H100 (2026-11-26, run 206, three alternations, ms at
 /// 2^28) copy_if_f32 took 0.658-0.671 with 512 against 0.681-0.685, unique_u32 0.651-0.663
 /// against 0.648-0.657, and find_repeats_u32 (positions, flags of another column)
 /// 0.883-0.897 against 0.826-0.834, so the others keep 256. (`DEVSEQ_TUNE` knobs
 /// `compact_block`, `compact_own_block`, `compact_rounds`.)
-pub(crate) fn compact(size: usize, own: bool) -> Shape {
+pub(crate) fn compact(size: usize, big: bool) -> Shape {
     let sh = register_tile(size);
     Shape {
-        block: if own {
+        block: if big {
             knob("compact_own_block", 512)
         } else {
             knob("compact_block", sh.block)
