@@ -158,7 +158,7 @@ pub(crate) mod check {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
                 functor: None,
-                family: key(s.ty.size(), false, false).into(),
+                family: key(s.ty.size(), false, false, false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });
         }
