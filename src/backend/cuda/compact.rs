@@ -133,10 +133,10 @@ pub(crate) mod check {
         }
         for (ty, f) in own {
             let vec = tuning::vec(ty.size());
-            for wide in [false, true] {
+            for (wide, big) in [(false, false), (false, true), (true, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, true, true).into(),
+                    family: key(ty.size(), wide, true, big).into(),
                     sources: vec![SourceKey::plain(*ty, vec), f.clone()],
                 });
             }

@@ -8,6 +8,7 @@ use super::mem::{Buffer, Ptr};
 use super::tuning;
 use crate::backend::Init;
 use crate::error::Result;
+use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::Source;
 
@@ -42,8 +43,8 @@ impl Template for ScanKey {
     }
 }
 
-fn key(size: usize, op: Op, exclusive: bool) -> ScanKey {
-    let sh = tuning::scan(size);
+fn key(ty: ScalarType, op: Op, exclusive: bool) -> ScanKey {
+    let sh = tuning::scan(ty);
     ScanKey {
         op,
         block: sh.block,
@@ -61,8 +62,8 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
         return Ok(out);
     }
     let vec = tuning::vec(size);
-    let sh = tuning::scan(size);
-    let k = gpu.kernel(key(size, op, init.is_some()), &[(src, vec)])?;
+    let sh = tuning::scan(src.ty());
+    let k = gpu.kernel(key(src.ty(), op, init.is_some()), &[(src, vec)])?;
     // The tile waits in shared memory.
     let smem = sh.tile(vec) * size as u32;
     let tiles = sh.tiles(n, vec);
@@ -84,7 +85,6 @@ pub(crate) mod check {
     use super::*;
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
-    use crate::item::ScalarType;
 
     /// The instances a compile check builds.
     pub(crate) fn variants() -> Vec<KernelKey> {
@@ -98,14 +98,14 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty.size(), op, exclusive).into(),
+                        family: key(ty, op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
             }
             v.push(KernelKey {
                 functor: None,
-                family: key(ty.size(), Op::Max, false).into(),
+                family: key(ty, Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0)],
             });
         }

@@ -3,6 +3,7 @@
 //! revisited with the benchmark (docs/performance.md). Every number was measured on sm_90
 //! (H100, H200); other architectures take the same values until they are measured there.
 
+use crate::item::ScalarType;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -125,11 +126,19 @@ pub(crate) fn reduce_min_blocks(size: usize) -> u32 {
 /// i32 scan of 2^28 on an H100 (run 42) 0.796 ms with 16 rounds x 3 blocks, 0.80 with 16 x 2,
 /// 0.815 with 11 x 4, 0.84 with 8 x 4, against 0.835 with 8 rounds in registers; on an H200
 /// (runs 41, 45) 0.638-0.644 with 11 x 4 and 0.606-0.611 with 16 x 3, against 0.665 in
-/// registers. (`DEVSEQ_TUNE` knobs `scan_rounds`, `scan_minb`.)
-pub(crate) fn scan(_size: usize) -> Shape {
+/// registers. f16 and bf16 take 8 rounds (32 KB): at 16 ptxas spilled 16-138 bytes a thread
+/// (their conversions to and from f32 in each of 128 items a thread), at 8 none (69-74
+/// registers; sm_90, 2026-11-27; no benchmark line scans them). (`DEVSEQ_TUNE` knobs
+/// `scan_rounds`, `scan_rounds_half`, `scan_minb`.)
+pub(crate) fn scan(ty: ScalarType) -> Shape {
+    let half = matches!(ty, ScalarType::F16 | ScalarType::BF16);
     Shape {
         block: 256,
-        rounds: knob("scan_rounds", 16),
+        rounds: if half {
+            knob("scan_rounds_half", 8)
+        } else {
+            knob("scan_rounds", 16)
+        },
     }
 }
 
