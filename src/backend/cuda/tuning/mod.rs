@@ -414,7 +414,8 @@ pub(crate) fn sort(key: usize, value: Option<usize>) -> (u32, u32, u32) {
 
 /// The digit passes' shape for `n` keys on `arch`: `sort`'s, or where its tiles would not
 /// give every multiprocessor two, 12 keys a thread (2 blocks a multiprocessor with 8-byte keys
-/// or values, as `sort` has for them at most; 4-byte keys keep theirs).
+/// or values, as `sort` has for them at most; 4-byte keys keep theirs; 16-byte pairs keep 1:
+/// at 2 ptxas spilled 184 bytes a thread of i64 keys with lazy u64 positions).
 pub(crate) fn sort_for(key: usize, value: Option<usize>, n: usize, arch: &Arch) -> (u32, u32, u32) {
     let (block, items, minb) = sort(key, value);
     let widest = key.max(value.unwrap_or(0));
@@ -423,7 +424,12 @@ pub(crate) fn sort_for(key: usize, value: Option<usize>, n: usize, arch: &Arch) 
         return (block, items, minb);
     }
     let small = knob("sort_items_small", 12).min(items);
-    (block, small, if widest <= 4 { minb } else { 2 })
+    let minb = match (widest, key + value.unwrap_or(0)) {
+        (..=4, _) => minb,
+        (_, 16..) => minb.min(2),
+        _ => 2,
+    };
+    (block, small, minb)
 }
 
 /// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an
