@@ -117,15 +117,18 @@ DS_DEV void stage_commit() { asm volatile("cp.async.commit_group;" ::: "memory")
 DS_DEV void stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
 DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T fill) {
-  if constexpr (!ALIGNED) {
-    // Unaligned: 4- and 8-byte elements are copied one by one, still asynchronously; narrower
-    // ones pass through registers a round at a time (all rounds' loads at once, 256 bytes a
-    // thread for 16 rounds of bytes, spilled).
-    constexpr bool ASYNC = sizeof(T) == 4 || sizeof(T) == 8;
-#pragma unroll(ASYNC ? R : 1)
-    for (int r = 0; r < R; ++r) {
-      const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
-      const u64 i = tile_base + k;
+  // Where a vector is not whole (past n) or not aligned, element by element: 4- and 8-byte
+  // elements of an unaligned column still asynchronously; narrower ones through registers, and
+  // where no vector is aligned a round at a time (all rounds' loads at once held 256 bytes a
+  // thread for 16 rounds of bytes, spilled).
+  constexpr bool ASYNC = !ALIGNED && (sizeof(T) == 4 || sizeof(T) == 8);
+#pragma unroll(ALIGNED || ASYNC ? R : 1)
+  for (int r = 0; r < R; ++r) {
+    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
+    const u64 i = tile_base + k;
+    if (ALIGNED && i + VEC <= n) {
+      cp_async<VEC * sizeof(T)>(s + k, p + i);
+    } else {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
         if constexpr (ASYNC) {
@@ -135,19 +138,6 @@ DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T 
           s[k + j] = (i + j < n) ? p[i + j] : fill;
         }
       }
-    }
-    stage_commit();
-    return;
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
-    const u64 i = tile_base + k;
-    if (ALIGNED && i + VEC <= n) {
-      cp_async<VEC * sizeof(T)>(s + k, p + i);
-    } else {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) s[k + j] = (i + j < n) ? p[i + j] : fill;
     }
   }
   stage_commit();
