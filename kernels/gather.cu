@@ -4,6 +4,7 @@
 // read at the indices (`at`), so a lazy one is evaluated only where it is gathered.
 #pragma once
 #include "block/source.cuh"
+#include "block/lookback.cuh"
 
 // out[i] = src[idx[i]]
 template <class S, class I, int BLOCK, int VEC, int R>
@@ -36,19 +37,17 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
-// out[idx[i]] = vals[i] (out already holds the base). With err null (after the partition of
-// scatter, whose sort checked the indices) a bad index is only skipped. The values and the
-// indices are read in the same layout (both blocked only where both allow it).
-template <class V, class I, int BLOCK, int VEC, int R>
-__global__ void __launch_bounds__(BLOCK)
-    ds_scatter(const V vals, const I idx, const ScatterParams p) {
+// out[idx[i]] = vals[i] over the grid's tiles. With err null (after the partition of scatter,
+// whose sort checked the indices) a bad index is only skipped. The values and the indices are
+// read in the same layout (both blocked only where both allow it).
+template <int BLOCK, int VEC, int R, class V, class I>
+DS_DEV void scatter_tiles(const V& vals, const I& idx, typename V::T* __restrict__ out, u64 n,
+                          u64 len, u64* err, u32* flag) {
   using namespace ds;
   typedef typename V::T T;
   typedef typename I::T X;
   constexpr bool BLOCKED = src_blocked<I, VEC>::value && src_blocked<V, VEC>::value;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
-  const u64 n = p.n, len = p.len;
-  T* __restrict__ out = (T*)p.out;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     X ix[R][VEC];
     T v[R][VEC];
@@ -73,9 +72,37 @@ __global__ void __launch_bounds__(BLOCK)
         if (i >= n) continue;
         const u64 k = (u64)ix[r][j];
         if (k < len) out[k] = v[r][j];
-        else if (p.err) note_bad_index((u64*)p.err, (u32*)p.flag, i);
+        else if (err) note_bad_index(err, flag, i);
       }
   }
+}
+
+// out[idx[i]] = vals[i] (out already holds the base).
+template <class V, class I, int BLOCK, int VEC, int R>
+__global__ void __launch_bounds__(BLOCK)
+    ds_scatter(const V vals, const I idx, const ScatterParams p) {
+  scatter_tiles<BLOCK, VEC, R>(vals, idx, (typename V::T*)p.out, p.n, p.len, (u64*)p.err,
+                               (u32*)p.flag);
+}
+
+// A scatter and its base in one launch: the blocks copy the base to out (element-wise, as
+// ds_map), wait for each other (grid_barrier: a cooperative launch), then scatter. Where the
+// target fits in L2 this saves the base's own copy and its launch.
+template <class V, class I, class B, int BLOCK, int VEC, int R>
+__global__ void __launch_bounds__(BLOCK)
+    ds_scatter_base(const V vals, const I idx, const B base, const ScatterBaseParams p) {
+  using namespace ds;
+  typedef typename V::T T;
+  T* __restrict__ out = (T*)p.out;
+  const u64 len = p.len;
+  constexpr u64 TILE = (u64)BLOCK * VEC * R;
+  for (u64 tb = (u64)blockIdx.x * TILE; tb < len; tb += (u64)gridDim.x * TILE) {
+    T y[R][VEC];
+    src_elementwise<BLOCK, R, VEC>(base, len, tb, y, T{});
+    store_elementwise<BLOCK, R, VEC, src_blocked<B, VEC>::value>(out, len, tb, y);
+  }
+  grid_barrier((u32*)p.arrive, (u32*)p.passed);
+  scatter_tiles<BLOCK, VEC, R>(vals, idx, out, p.n, len, (u64*)p.err, (u32*)p.flag);
 }
 
 // Whether a scatter's writes are near each other: at `windows` evenly spaced places, a warp

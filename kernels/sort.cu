@@ -64,6 +64,58 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
   return before + inc - v;
 }
 
+// Ranking a tile by one digit (ds_sort_pass and ds_sort_tile). Each warp holds its stretch of
+// the tile's keys in order (j, then lane); s_count[warp][digit] counts them, zeroed before.
+template <bool DESC, int ITEMS, class U>
+DS_DEV void count_digits(u32 (*s_count)[RADIX], const U (&key)[ITEMS], u32 shift) {
+  const int warp = warp_id();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][sort_digit<DESC>(key[j], shift)], 1u);
+}
+
+// For digit d (one thread each): each warp's count of d becomes the count of d in the warps
+// before it, and `total` (zero before) the tile's count of d. (Accumulated in the caller's
+// variable: returned instead, ptxas spilled 88 bytes a thread of a sort pass of i64 keys with
+// lazy positions at 80 registers.)
+template <int NW> DS_DEV void warp_digit_starts(u32 (*s_count)[RADIX], u32 d, u32& total) {
+#pragma unroll
+  for (int w = 0; w < NW; ++w) {
+    const u32 c = s_count[w][d];
+    s_count[w][d] = total;
+    total += c;
+  }
+}
+
+// With s_count[warp][digit] the tile place where the warp's keys of that digit start: each key
+// (and value) to its place in s_keys (s_vals), stable (keys in order j, then lane, per warp).
+// The lanes of a warp with the same digit find each other through a mask in s_match (zero
+// before and after) that each ORs its bit into, and the highest of them takes their places
+// with one atomic; the key goes to its place at once (holding the places until after the loop
+// spilled registers).
+template <bool DESC, int VMODE, int ITEMS, class U, class V>
+DS_DEV void rank_keys(u32 (*s_count)[RADIX], u32 (*s_match)[RADIX], const U (&key)[ITEMS],
+                      const V (&val)[ITEMS], u32 shift, U* s_keys, V* s_vals) {
+  const int lane = lane_id(), warp = warp_id();
+  const u32 below = (1u << lane) - 1u;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 d = sort_digit<DESC>(key[j], shift);
+    atomicOr(&s_match[warp][d], 1u << lane);
+    __syncwarp();
+    const u32 peers = s_match[warp][d];
+    const int leader = 31 - __clz(peers);
+    u32 first = 0;
+    if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
+    first = __shfl_sync(FULL, first, leader);
+    const u32 pos = first + __popc(peers & below);
+    s_keys[pos] = key[j];
+    if constexpr (VMODE != 0) s_vals[pos] = val[j];
+    __syncwarp();
+    if (lane == leader) s_match[warp][d] = 0;
+    __syncwarp();
+  }
+}
+
 }  // namespace ds
 
 // Counts digits of all passes (pass p's digit is bits lo + 8p up of the ordered key); the last
@@ -263,8 +315,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
   }
   __syncthreads();
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][digit(key[j])], 1u);
+  count_digits<DESC>(s_count, key, shift);
   __syncthreads();
 
   // Per digit: the tile's count, published for the tiles after (status words: epoch << 42 |
@@ -278,12 +329,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   u32 total = 0;
   if (threadIdx.x < RADIX) {
     const u32 d = threadIdx.x;
-#pragma unroll
-    for (int w = 0; w < NW; ++w) {
-      const u32 c = s_count[w][d];
-      s_count[w][d] = total;
-      total += c;
-    }
+    warp_digit_starts<NW>(s_count, d, total);
     const u64 mine = total - (d == 255 ? invalid : 0u);
     ds::st_relaxed(&st[d], tag | ((tile == 0 ? 2ull : 1ull) << 40) | mine);
   }
@@ -294,26 +340,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   }
   __syncthreads();
 
-  // Rank: each key's place in the tile, stable (keys in order j, then lane, per warp); the key
-  // goes to its place at once (holding the places until after the loop spilled registers).
-  const u32 below = (1u << lane) - 1u;
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const u32 d = digit(key[j]);
-    atomicOr(&s_match[warp][d], 1u << lane);
-    __syncwarp();
-    const u32 peers = s_match[warp][d];
-    const int leader = 31 - __clz(peers);
-    u32 first = 0;
-    if (lane == leader) first = atomicAdd(&s_count[warp][d], (u32)__popc(peers));
-    first = __shfl_sync(FULL, first, leader);
-    const u32 pos = first + __popc(peers & below);
-    s_keys[pos] = key[j];
-    if constexpr (VMODE != 0) s_vals[pos] = val[j];
-    __syncwarp();
-    if (lane == leader) s_match[warp][d] = 0;
-    __syncwarp();
-  }
+  // Rank: each key's place in the tile.
+  rank_keys<DESC, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
 
   // Look back for the counts of the tiles before: where this tile's keys of each digit go.
   if (threadIdx.x < RADIX) {
@@ -358,6 +386,96 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       const u64 dst = s_glob[digit(b)] + i;
       kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
+    }
+  }
+}
+
+// A whole sort in one block, for keys that fit one tile of the passes (0 < n <= BLOCK *
+// ITEMS): no histogram, plan or look-back, one launch. The tile stays in registers and shared
+// memory across its passes: each ranks it by one digit as ds_sort_pass does, into shared
+// memory, and reads it back in the new order for the next. A pass whose digit is the same for
+// every key moves nothing and is skipped (as the plan skips it). With check_len > 0, *err is
+// ~i of the first key >= check_len (note_bad_index's word), else zero: the kernel writes the
+// word either way, so the host need not clear it. Dynamic shared memory: the digit counts and
+// masks, then the tile's keys and values (src/backend/cuda/sort.rs, `tile_smem`).
+template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK, 1)
+    ds_sort_tile(const KS kin, const VS vin, const SortTileParams p) {
+  using namespace ds;
+  typedef typename KS::T T;
+  typedef typename VS::T V;
+  typedef key_bits<T> KB;
+  typedef typename KB::U U;
+  constexpr int NW = BLOCK / WARP;
+  static_assert(BLOCK >= RADIX, "one thread a digit");
+  extern __shared__ __align__(16) u8 ds_dyn[];
+  u32(*s_count)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn);
+  u32(*s_match)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn + NW * RADIX * 4);
+  u64* s_warp = reinterpret_cast<u64*>(ds_dyn + 2 * NW * RADIX * 4);
+  U* s_keys = reinterpret_cast<U*>(s_warp + 8);
+  V* s_vals = reinterpret_cast<V*>(s_keys + BLOCK * ITEMS);
+  __shared__ u64 s_err;
+  const u32 n = (u32)p.n;
+  const u32 invalid = (u32)(BLOCK * ITEMS) - n;
+  const int lane = lane_id(), warp = warp_id();
+  const u32 seg = (u32)warp * WARP * ITEMS;
+  if (threadIdx.x == 0) s_err = 0;
+  for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
+  // Missing keys have digit 255 in every pass (all ones, or for a descending sort all zeros),
+  // so they stay after every real key.
+  U key[ITEMS];
+  V val[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 i = seg + j * WARP + lane;
+    U b = DESC ? (U)0 : (U)~(U)0;
+    if (i < n) {
+      b = KB::order(KB::raw(kin.at(i)));
+      if (p.check_len != 0 && (u64)b >= p.check_len) atomicMax(&s_err, ~(u64)i);
+    }
+    key[j] = b;
+    if constexpr (VMODE == 1) val[j] = i < n ? vin.at(i) : V{};
+  }
+  __syncthreads();
+  for (u32 q = 0; q < p.passes; ++q) {
+    const u32 shift = p.lo + 8 * q;
+    count_digits<DESC>(s_count, key, shift);
+    __syncthreads();
+    u32 total = 0;
+    bool same = false;
+    if (threadIdx.x < RADIX) {
+      const u32 d = threadIdx.x;
+      warp_digit_starts<NW>(s_count, d, total);
+      same = total - (d == 255 ? invalid : 0u) == n;
+    }
+    if (!__syncthreads_or(same)) {
+      const u32 local = (u32)block_excl_sum_256(total, s_warp);
+      if (threadIdx.x < RADIX) {
+#pragma unroll
+        for (int w = 0; w < NW; ++w) s_count[w][threadIdx.x] += local;
+      }
+      __syncthreads();
+      rank_keys<DESC, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        key[j] = s_keys[seg + j * WARP + lane];
+        if constexpr (VMODE != 0) val[j] = s_vals[seg + j * WARP + lane];
+      }
+    }
+    // The counts start from zero again (every read of them is behind a barrier above).
+    for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *(u64*)p.err = s_err;
+  T* ka = (T*)p.ka;
+  V* va = (V*)p.va;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 i = seg + j * WARP + lane;
+    if (i < n) {
+      ka[i] = KB::from_raw(KB::unorder(key[j]));
+      if constexpr (VMODE != 0) va[i] = val[j];
     }
   }
 }

@@ -250,6 +250,30 @@ DS_DEV void spin(u32& rounds, u32& pause) {
   if (++rounds > SPIN_LIMIT) __trap();
 }
 
+// Waits until every block of the grid has called it, whatever each wrote before visible to
+// all after. Only for cooperative launches (every block resident at once: a block waits for
+// all the others, not only for those that started before it). `arrive` counts the blocks in
+// and is zero between barriers (the last one in clears it); `gen` counts the barriers passed
+// and is never cleared, so neither needs clearing between launches.
+DS_DEV void grid_barrier(u32* arrive, u32* gen) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    // The generation can move on only after this block arrives, so it is read first.
+    const u32 g = ld_relaxed32(gen);
+    fence_acq_rel();
+    if (atomicAdd(arrive, 1u) == gridDim.x - 1) {
+      st_relaxed32(arrive, 0u);
+      fence_acq_rel();
+      atomicAdd(gen, 1u);
+    } else {
+      u32 pause = 8, rounds = 0;
+      while (ld_relaxed32(gen) == g) spin(rounds, pause);
+    }
+    fence_acq_rel();
+  }
+  __syncthreads();
+}
+
 template <class V> DS_DEV V wait_slot(const Slot* s, u32 epoch) {
   u32 pause = 8, rounds = 0;
   for (;;) {

@@ -287,3 +287,75 @@ fn bounds_checks_left_unread() {
     );
     d.synchronize().unwrap();
 }
+
+/// Targets on both sides of the size up to which the GPU copies the base and scatters in one
+/// launch (4 MiB): stored and lazy bases, fewer values than slots and more (repeats), an index
+/// out of range named, the inputs intact.
+fn scatter_around_one_launch<X: T>() {
+    let mut r = Rng::new(&format!("scatter base {}", std::any::type_name::<X>()));
+    let edge = (4 << 20) / std::mem::size_of::<X>();
+    let lens: Vec<usize> = if small() {
+        vec![1, 33, 4097]
+    } else {
+        vec![1, 33, 4097, edge, edge + 1]
+    };
+    for len in lens {
+        let base: Vec<X> = draw_vec(&mut r, len, Gen::Special);
+        let db = upload(&base);
+        let fill = X::from_index(9);
+        for n in [len / 3 + 1, 3 * len] {
+            let idx: Vec<u32> = (0..n).map(|_| r.below(len as u64) as u32).collect();
+            // The value of a slot alone, so that any of its repeats may land.
+            let vals: Vec<X> = idx
+                .iter()
+                .map(|&k| X::from_index(k as usize * 7 + 3))
+                .collect();
+            let (dv, di) = (upload(&vals), upload(&idx));
+            for (what, b, want_base) in [
+                ("stored", db.clone(), base.clone()),
+                (
+                    "filled",
+                    DeviceSeq::filled(&dev(), fill, len).unwrap(),
+                    vec![fill; len],
+                ),
+            ] {
+                let mut want = want_base;
+                for (i, &k) in idx.iter().enumerate() {
+                    want[k as usize] = vals[i];
+                }
+                let got = dv.scatter(&di, &b).unwrap().to_vec().unwrap();
+                assert_bits(&got, &want, &format!("scatter {what} base n={n} len={len}"));
+            }
+            let mut bad = idx.clone();
+            bad[n / 2] = len as u32 + 2;
+            if n > 2 {
+                bad[n - 1] = u32::MAX;
+            }
+            match dv.scatter(&upload(&bad), &db).and_then(|y| y.to_vec()) {
+                Err(Error::IndexOutOfBounds { index, len: l }) => {
+                    assert_eq!(
+                        (index, l),
+                        (len as u64 + 2, len),
+                        "bad index n={n} len={len}"
+                    )
+                }
+                other => panic!("bad index n={n} len={len}: {other:?}"),
+            }
+            assert_bits(&db.to_vec().unwrap(), &base, "base intact");
+            assert_bits(&dv.to_vec().unwrap(), &vals, "values intact");
+        }
+    }
+}
+
+#[test]
+fn scatter_around_one_launch_f32() {
+    scatter_around_one_launch::<f32>()
+}
+#[test]
+fn scatter_around_one_launch_f64() {
+    scatter_around_one_launch::<f64>()
+}
+#[test]
+fn scatter_around_one_launch_u8() {
+    scatter_around_one_launch::<u8>()
+}

@@ -127,6 +127,36 @@ fn every_kernel_family_once() {
     assert_eq!(h.iter().sum::<u64>(), n as u64);
     let hf = fs.sort().unwrap().to_vec().unwrap();
     assert!(hf.windows(2).all(|w| w[0] <= w[1]));
+
+    // Sorts of one tile (one block, every pass in shared memory): pairs, descending, and the
+    // sort of checked indices under a scatter_combine.
+    let m = 3001;
+    let (k1, v1) = s.slice(..m).sort_pairs(&is.slice(..m)).unwrap();
+    let mut pairs: Vec<(i32, u32)> = xs[..m].iter().copied().zip(idx[..m].to_vec()).collect();
+    pairs.sort_by_key(|p| p.0);
+    assert_eq!(
+        k1.to_vec().unwrap(),
+        pairs.iter().map(|p| p.0).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        v1.to_vec().unwrap(),
+        pairs.iter().map(|p| p.1).collect::<Vec<_>>()
+    );
+    let mut desc = xs[..m].to_vec();
+    desc.sort_by(|a, b| b.cmp(a));
+    assert_eq!(
+        s.slice(..m).sort_descending().unwrap().to_vec().unwrap(),
+        desc
+    );
+    let comb = s
+        .slice(..m)
+        .scatter_combine(&upload(&small[..m]), &upload(&vec![0i32; slots]), Op::Add)
+        .unwrap();
+    let mut want = vec![0i32; slots];
+    for (x, &k) in xs[..m].iter().zip(&small[..m]) {
+        want[k as usize] += x;
+    }
+    assert_eq!(comb.to_vec().unwrap(), want);
 }
 
 /// The paths that read lazy sources, once each: staged into shared memory (scan), read back

@@ -116,11 +116,17 @@ fn tile_sizes_i64() {
     sorts_across_tile_sizes::<i64>()
 }
 
-/// Values of every width travel with their keys.
+/// Values of every width travel with their keys, in a sort of one block (one tile) and in the
+/// digit passes.
 #[test]
 fn sort_pairs_value_types() {
+    for n in [3001, 70_001] {
+        pairs_of_value_types(n);
+    }
+}
+
+fn pairs_of_value_types(n: usize) {
     let mut r = Rng::new("pairs");
-    let n = 70_001;
     let keys: Vec<u32> = (0..n).map(|_| r.below(1000) as u32).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| keys[i]);

@@ -12,10 +12,11 @@
 //! of a sector in memory for every 4-byte value.
 
 use super::gpu::Gpu;
-use super::key::{GatherKey, ScatterKey, SpreadKey, Template};
+use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Mailbox, Pending, Ptr};
+use super::single_pass::counter;
 use super::sort::{index_error, sort_by_index};
 use super::tuning;
 use crate::error::{Error, Result};
@@ -47,6 +48,20 @@ kernel_params!(
 );
 
 kernel_params!(
+    /// `ds_scatter_base`'s parameters: `ScatterParams`' and the grid barrier's two counter
+    /// words (`ds::grid_barrier`'s `arrive` and `gen`).
+    ScatterBaseParams {
+        out: Ptr,
+        n: u64,
+        len: u64,
+        err: Ptr,
+        flag: Ptr,
+        arrive: Ptr,
+        passed: Ptr,
+    }
+);
+
+kernel_params!(
     /// `ds_index_spread`'s parameters.
     SpreadParams {
         n: u64,
@@ -74,6 +89,17 @@ impl Template for ScatterKey {
         format!(
             "ds_scatter<{}, {}, {}, {}, {}>",
             s[0], s[1], self.block, self.vec, self.rounds
+        )
+    }
+}
+
+impl Template for ScatterBaseKey {
+    type Params = ScatterBaseParams;
+    const FILE: &'static str = "gather.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_scatter_base<{}, {}, {}, {}, {}, {}>",
+            s[0], s[1], s[2], self.block, self.vec, self.rounds
         )
     }
 }
@@ -228,8 +254,11 @@ fn scatter_into(
 
 /// A copy of `base` with `out[idx[i]] = vals[i]`.
 pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
-    let out = materialize(gpu, base)?;
     let (n, len) = (vals.len, base.len);
+    if n > 0 && len * vals.ty().size() <= tuning::scatter_base_bytes(&gpu.arch) {
+        return scatter_with_base(gpu, vals, idx, base);
+    }
+    let out = materialize(gpu, base)?;
     if n == 0 {
         return Ok(out);
     }
@@ -242,6 +271,39 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
     }
     let err = gpu.mailbox()?;
     scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
+    Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
+}
+
+/// `scatter` in one launch (`ds_scatter_base`): the blocks copy the base, wait for each other,
+/// then scatter, where a target within L2 would otherwise take a copy (and its launch) first.
+/// One wave of blocks, launched cooperatively so that all are resident at once (the barrier
+/// waits for every block, not only for those that started before).
+fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
+    let (n, len) = (vals.len, base.len);
+    let out = Buffer::new(gpu, len * vals.ty().size())?;
+    let v = vec(vals.ty(), idx.ty());
+    let sh = tuning::gather();
+    let key = ScatterBaseKey {
+        block: sh.block,
+        vec: v,
+        rounds: sh.rounds,
+    };
+    let k = gpu.kernel(key, &[(vals, v), (idx, v), (base, v)])?;
+    let tiles = sh.tiles(n.max(len), v);
+    let err = gpu.mailbox()?;
+    k.launch_cooperative(
+        k.wave(sh.block, tiles)?,
+        sh.block,
+        &ScatterBaseParams {
+            out: out.ptr(),
+            n: n as u64,
+            len: len as u64,
+            err: err.word,
+            flag: err.slot,
+            arrive: gpu.counter(counter::BARRIER),
+            passed: gpu.counter(counter::BARRIER_GEN),
+        },
+    )?;
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
 }
 
@@ -324,6 +386,20 @@ pub(crate) mod check {
                         }
                         .into(),
                         sources: vec![SourceKey::plain(t, avec), SourceKey::plain(i, avec)],
+                    });
+                    v.push(KernelKey {
+                        functor: None,
+                        family: ScatterBaseKey {
+                            block: sh.block,
+                            vec: w,
+                            rounds: sh.rounds,
+                        }
+                        .into(),
+                        sources: vec![
+                            SourceKey::plain(t, avec),
+                            SourceKey::plain(i, avec),
+                            SourceKey::plain(t, avec),
+                        ],
                     });
                 }
             }

@@ -129,12 +129,16 @@ families! {
     Gather(GatherKey { block: u32, vec: u32, rounds: u32 }),
     /// Scatter (`kernels/gather.cu`).
     Scatter(ScatterKey { block: u32, vec: u32, rounds: u32 }),
+    /// Scatter with the copy of its base, in one cooperative launch (`kernels/gather.cu`).
+    ScatterBase(ScatterBaseKey { block: u32, vec: u32, rounds: u32 }),
     /// How far apart a scatter's writes are (`kernels/gather.cu`).
     Spread(SpreadKey { block: u32 }),
     /// The radix sort's digit counts and plan (`kernels/sort.cu`).
     SortHist(SortHistKey { desc: bool, block: u32 }),
     /// One radix sort pass (`kernels/sort.cu`).
     SortPass(SortPassKey { values: bool, desc: bool, block: u32, items: u32, minb: u32 }),
+    /// A whole radix sort in one block, for keys that fit one tile (`kernels/sort.cu`).
+    SortTile(SortTileKey { values: bool, desc: bool, block: u32, items: u32 }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
     /// Chunk totals of a custom operator, then its result or the chunks' prefixes

@@ -132,6 +132,17 @@ impl<P: KernelParams> Bound<'_, P> {
     /// first (once for each larger size): static and dynamic shared memory together beyond 48
     /// KB need it, whichever part is the larger.
     pub fn launch(&self, grid: u64, block: u32, smem: u32, params: &P) -> Result<()> {
+        self.queue(grid, block, smem, params, false)
+    }
+
+    /// As `launch`, cooperatively (`cuLaunchCooperativeKernel`): every block is resident at
+    /// once, so blocks may wait for each other (`ds::grid_barrier`). `grid` must not exceed
+    /// one wave of the kernel (`wave`), or the launch fails.
+    pub fn launch_cooperative(&self, grid: u64, block: u32, params: &P) -> Result<()> {
+        self.queue(grid, block, 0, params, true)
+    }
+
+    fn queue(&self, grid: u64, block: u32, smem: u32, params: &P, cooperative: bool) -> Result<()> {
         if grid == 0 {
             return Ok(());
         }
@@ -166,7 +177,17 @@ impl<P: KernelParams> Bound<'_, P> {
         // were made from the same sources (`self.sources`) and whose family's parameter
         // struct is `P`: the template takes exactly those sources, then a `P` (or a `P`
         // first, as `params_first` says, from the same family).
-        unsafe { launch_raw(self.gpu, k, cfg, &self.sources, params, self.params_first) }
+        unsafe {
+            launch_raw(
+                self.gpu,
+                k,
+                cfg,
+                &self.sources,
+                params,
+                self.params_first,
+                cooperative,
+            )
+        }
     }
 
     /// How many blocks of `block` threads fit on one multiprocessor.
@@ -202,7 +223,8 @@ impl<P: KernelParams> Bound<'_, P> {
 /// types that those arguments were made for (`source::key` and `source::args` of the same
 /// sources), and then a `P` (a `P` first where `params_first`); every address in them must be valid for what the kernel does with
 /// it until the kernel ends (buffers held by their sources, or by the caller until the work is
-/// queued: buffers free themselves in stream order).
+/// queued: buffers free themselves in stream order). A `cooperative` launch may not exceed one
+/// wave of the kernel (the driver refuses it then, an error, not undefined behaviour).
 unsafe fn launch_raw<P: KernelParams>(
     gpu: &Gpu,
     kernel: &Kernel,
@@ -210,6 +232,7 @@ unsafe fn launch_raw<P: KernelParams>(
     sources: &[SourceArgs],
     params: &P,
     params_first: bool,
+    cooperative: bool,
 ) -> Result<()> {
     let mut b = gpu.stream.launch_builder(&kernel.func);
     if params_first {
@@ -221,8 +244,13 @@ unsafe fn launch_raw<P: KernelParams>(
     if !params_first {
         b.arg(params);
     }
-    // SAFETY: as this function's caller promises; the arguments live until `launch` returns,
-    // and the driver copies them before then.
-    unsafe { b.launch(cfg) }.cuda("cuLaunchKernel")?;
+    if cooperative {
+        // SAFETY: as this function's caller promises; the arguments live until the launch
+        // returns, and the driver copies them before then.
+        unsafe { b.launch_cooperative(cfg) }.cuda("cuLaunchCooperativeKernel")?;
+    } else {
+        // SAFETY: as for the cooperative launch.
+        unsafe { b.launch(cfg) }.cuda("cuLaunchKernel")?;
+    }
     Ok(())
 }

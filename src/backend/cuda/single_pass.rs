@@ -20,6 +20,10 @@ pub(crate) mod counter {
     /// The "blocks done" counter of kernels whose last block finishes the work (reset to 0
     /// by that block).
     pub const DONE: usize = 1;
+    /// The blocks that reached a grid barrier (`ds::grid_barrier`; zero between barriers).
+    pub const BARRIER: usize = 2;
+    /// The grid barriers passed (only grows).
+    pub const BARRIER_GEN: usize = 3;
     /// Words in the counter block.
     pub const WORDS: usize = 64;
 }

@@ -4,7 +4,7 @@
 //! and values from their sources, so lazy keys or values are evaluated there.
 
 use super::gpu::Gpu;
-use super::key::{SortHistKey, SortPassKey, Template};
+use super::key::{SortHistKey, SortPassKey, SortTileKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr, column_ptr};
 use super::single_pass::{Status, counter};
@@ -45,6 +45,19 @@ kernel_params!(
     }
 );
 
+kernel_params!(
+    /// `ds_sort_tile`'s parameters.
+    SortTileParams {
+        ka: Ptr,
+        va: Ptr,
+        n: u64,
+        check_len: u64,
+        err: Ptr,
+        lo: u32,
+        passes: u32,
+    }
+);
+
 impl Template for SortHistKey {
     type Params = SortHistParams;
     const FILE: &'static str = "sort.cu";
@@ -64,11 +77,28 @@ impl Template for SortPassKey {
     }
 }
 
+impl Template for SortTileKey {
+    type Params = SortTileParams;
+    const FILE: &'static str = "sort.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_sort_tile<{}, {}, {}, {}, {}, {}>",
+            s[0], s[1], self.values as u32, self.desc, self.block, self.items
+        )
+    }
+}
+
 /// Dynamic shared memory of a digit pass (the layout at the top of ds_sort_pass).
 fn pass_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
     let nw = block as usize / 32;
     let tile = (block * items) as usize;
     (2 * nw * RADIX * 4 + RADIX * 8 + 64 + tile * (key + value.unwrap_or(0))) as u32
+}
+
+/// Dynamic shared memory of a sort in one block (the layout at the top of ds_sort_tile): a
+/// pass's, less the look-back's digit offsets.
+fn tile_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
+    pass_smem(block, items, key, value) - (RADIX * 8) as u32
 }
 
 const RADIX: usize = 256;
@@ -222,6 +252,9 @@ fn sort_unchecked(
             "{n} keys are too many to sort"
         )));
     }
+    if tiles == 1 {
+        return sort_tile(gpu, keys, values, pk, lo, passes, check_len);
+    }
     let ka = Buffer::new(gpu, n * ks)?;
     let kb = Buffer::new(gpu, if passes > 1 { n * ks } else { 0 })?;
     let va = Buffer::new(gpu, n * vsize)?;
@@ -287,6 +320,64 @@ fn sort_unchecked(
     })
 }
 
+/// The one-block sort of the passes' shape `pk`.
+fn tile_key(pk: SortPassKey) -> SortTileKey {
+    SortTileKey {
+        values: pk.values,
+        desc: pk.desc,
+        block: pk.block,
+        items: pk.items,
+    }
+}
+
+/// `sort_unchecked` for keys that fit one tile of the passes (`0 < n <= block * items`): one
+/// block sorts them in shared memory (`ds_sort_tile`), one launch in all, where the passes
+/// would take a histogram, a plan and a launch a digit, each of one block doing the same
+/// ranking. (CUB sorts inputs of one tile in one block too, its single-tile policy.)
+fn sort_tile(
+    gpu: &Gpu,
+    keys: &Source,
+    values: Option<&Source>,
+    pk: SortPassKey,
+    lo: u32,
+    passes: u32,
+    check_len: u64,
+) -> Result<Sorted> {
+    let (n, kty) = (keys.len, keys.ty());
+    let vty = values.map(|v| v.ty());
+    let vsize = vty.map_or(0, |v| v.size());
+    let ka = Buffer::new(gpu, n * kty.size())?;
+    let va = Buffer::new(gpu, n * vsize)?;
+    // The error word, written by the kernel.
+    let tmp = Buffer::new(gpu, 8)?;
+    let err = tmp.ptr();
+    // Without values the keys stand in for them (never read).
+    let vsrc = values.unwrap_or(keys);
+    let k = gpu.kernel(tile_key(pk), &[(keys, 1), (vsrc, 1)])?;
+    k.launch(
+        1,
+        pk.block,
+        tile_smem(pk.block, pk.items, kty.size(), vty.map(|v| v.size())),
+        &SortTileParams {
+            ka: ka.ptr(),
+            va: va.ptr(),
+            n: n as u64,
+            check_len,
+            err,
+            lo,
+            passes,
+        },
+    )?;
+    Ok(Sorted {
+        keys: ka.into_column(kty, n),
+        values: vty.map(|t| va.into_column(t, n)),
+        input: keys.clone(),
+        check_len,
+        _tmp: tmp,
+        err,
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod check {
     use super::*;
@@ -322,26 +413,25 @@ pub(crate) mod check {
                         sources: vec![SourceKey::plain(t, avec)],
                     });
                 }
-                for n in [0, 1 << 30] {
-                    let k = SourceKey::plain(t, 1);
-                    v.push(KernelKey {
-                        functor: None,
-                        family: pass_key(t, None, desc, n, &arch).into(),
-                        sources: vec![k.clone(), k.clone()],
-                    });
-                    for u in ScalarType::ALL {
-                        v.push(KernelKey {
-                            functor: None,
-                            family: pass_key(t, Some(u), desc, n, &arch).into(),
-                            sources: vec![k.clone(), SourceKey::plain(u, 1)],
-                        });
-                    }
-                    for p in lazy_positions {
-                        v.push(KernelKey {
-                            functor: None,
-                            family: pass_key(t, Some(p.ty), desc, n, &arch).into(),
-                            sources: vec![k.clone(), p.clone()],
-                        });
+                // The passes of a few keys and of many, and the one-block sort (of few).
+                let k = SourceKey::plain(t, 1);
+                let values = std::iter::once((None, k.clone()))
+                    .chain(ScalarType::ALL.map(|u| (Some(u), SourceKey::plain(u, 1))))
+                    .chain(lazy_positions.iter().map(|p| (Some(p.ty), p.clone())));
+                for (u, vk) in values {
+                    for n in [0, 1 << 30] {
+                        let pk = pass_key(t, u, desc, n, &arch);
+                        let mut family = vec![pk.into()];
+                        if n == 0 {
+                            family.push(tile_key(pk).into());
+                        }
+                        for family in family {
+                            v.push(KernelKey {
+                                functor: None,
+                                family,
+                                sources: vec![k.clone(), vk.clone()],
+                            });
+                        }
                     }
                 }
             }

@@ -456,6 +456,14 @@ pub(crate) fn gather() -> Shape {
     }
 }
 
+/// Targets of at most this many bytes are scattered in one launch together with the copy of
+/// their base (`ds_scatter_base`, a cooperative launch with a grid barrier) rather than a
+/// copy, then the scatter. (`DEVSEQ_TUNE` knob `scatter_base_bytes`; 0: never.)
+pub(crate) fn scatter_base_bytes(arch: &Arch) -> usize {
+    let _ = arch;
+    knob("scatter_base_bytes", 4 << 20) as usize
+}
+
 /// Whether gather and scatter launch a block a tile (as map does) rather than one wave of
 /// blocks striding over the tiles. A block a tile, measured on an H200 (2026-11-22, run 26,
 /// two alternations): gather_f32 7.51 ms at 2^28 against 7.59 with the wave, 0.299 against
