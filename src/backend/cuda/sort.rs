@@ -252,7 +252,7 @@ fn sort_unchecked(
             "{n} keys are too many to sort"
         )));
     }
-    if tiles == 1 {
+    if tiles == 1 && tuning::sort_one_block() {
         return sort_tile(gpu, keys, values, pk, lo, passes, check_len);
     }
     let ka = Buffer::new(gpu, n * ks)?;

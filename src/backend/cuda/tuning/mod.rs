@@ -432,6 +432,13 @@ pub(crate) fn sort_for(key: usize, value: Option<usize>, n: usize, arch: &Arch) 
     (block, small, minb)
 }
 
+/// Whether keys that fit one tile of the sort's passes are sorted by one block in one launch
+/// (`ds_sort_tile`) rather than by the histogram and a pass a digit, each of that one tile:
+/// yes. (`DEVSEQ_TUNE` knob `sort_one_block`, 0 for the passes.)
+pub(crate) fn sort_one_block() -> bool {
+    knob("sort_one_block", 1) != 0
+}
+
 /// Whether single-pass kernels (scans, sort passes, compaction) take tile numbers from an
 /// atomic counter (progress guaranteed by construction: a tile waits only for tiles whose
 /// blocks have started) or use their block index, as CUB's single-pass kernels do (relying on
