@@ -2,8 +2,8 @@
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
 // for the slots no index names). Where the sort noted an index out of range (*err nonzero)
-// nothing is written: the host reports the error once this kernel is queued (one wait, not
-// two). The sorted pairs are the sort's own buffers; the base is a source, read at the slots.
+// nothing is written, and the first tile hands the position on to the call's mailbox (`mail`,
+// and its host flag), which the first use of the result reads: the call does not wait. The sorted pairs are the sort's own buffers; the base is a source, read at the slots.
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"
@@ -93,7 +93,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       slot[r][j] = (lasts & item_bit<R, VEC>(r, j)) ? keys[item_index<BLOCK, VEC>(tb, r, j)] : (I)0;
-  if (bad) return;
+  if (bad) {
+    if (tile == 0 && threadIdx.x == 0)
+      note_bad_index((u64*)p.mail, (u32*)p.flag, ~*(const u64*)p.err);
+    return;
+  }
   auto writes = [&](int r, int j) { return (lasts & item_bit<R, VEC>(r, j)) != 0; };
 #pragma unroll
   for (int r = 0; r < R; ++r)

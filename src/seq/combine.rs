@@ -15,11 +15,14 @@ impl<T: Element> DeviceSeq<T> {
     ///
     /// Cost: the sort (one histogram pass, then per 8 index bits one read and one write of
     /// index and value), one read of the sorted pairs, one write per distinct index, and a
-    /// copy of `base`; waits for the bounds check.
+    /// copy of `base`. The call does not wait for the bounds check: as for
+    /// [`gather`](Self::gather), an index out of range is reported by the first use of the
+    /// result.
     ///
     /// # Errors
     ///
-    /// `Error::LengthMismatch`; `Error::IndexOutOfBounds` (nothing written);
+    /// `Error::LengthMismatch`; `Error::IndexOutOfBounds`, from this call or from the first
+    /// use of the result (`base` intact);
     /// `Error::UnsupportedOp`; `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
     ///
     /// # Examples

@@ -289,11 +289,11 @@ fn bounds_checks_left_unread() {
 }
 
 /// Targets on both sides of the size up to which the GPU copies the base and scatters in one
-/// launch (4 MiB): stored and lazy bases, fewer values than slots and more (repeats), an index
+/// launch (1 MiB): stored and lazy bases, fewer values than slots and more (repeats), an index
 /// out of range named, the inputs intact.
 fn scatter_around_one_launch<X: T>() {
     let mut r = Rng::new(&format!("scatter base {}", std::any::type_name::<X>()));
-    let edge = (4 << 20) / std::mem::size_of::<X>();
+    let edge = (1 << 20) / std::mem::size_of::<X>();
     let lens: Vec<usize> = if small() {
         vec![1, 33, 4097]
     } else {

@@ -3,12 +3,13 @@
 //! indices in order and writes its slot once. No atomics: float results are the same on
 //! every run.
 
+use super::bounds::{BoundsCheck, index_error};
 use super::gpu::Gpu;
 use super::key::{CombineKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
-use super::sort::{index_error, sort_by_index};
+use super::sort::sort_by_index;
 use super::tuning;
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -24,6 +25,8 @@ kernel_params!(
         out: Ptr,
         n: u64,
         err: Ptr,
+        mail: Ptr,
+        flag: Ptr,
         counter: Ptr,
         status: Ptr,
         base: u32,
@@ -80,21 +83,23 @@ pub(crate) fn scatter_combine(
     let sh = tuning::combine(size);
     let tiles = sh.tiles(n, tuning::vec(size));
     let (keys, sorted) = (column_ptr(&s.keys)?, column_ptr(s.values()?)?);
+    let m = gpu.mailbox()?;
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |p| CombineParams {
         keys,
         vals: sorted,
         out: out.ptr(),
         n: n as u64,
         err: s.error_word(),
+        mail: m.word,
+        flag: m.slot,
         counter: p.counter,
         status: p.status,
         base: p.base,
         epoch: p.epoch,
         tiles: tiles as u32,
     })?;
-    // An index out of range is reported now (the kernel skipped it; `out` is dropped).
-    s.check(gpu)?;
-    Ok(out)
+    // An index out of range is reported by the first use of `out` (the kernel wrote nothing).
+    Ok(BoundsCheck::guard(gpu, out, m.keep()?, idx, len))
 }
 
 #[cfg(test)]

@@ -11,18 +11,18 @@
 //! at a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write
 //! of a sector in memory for every 4-byte value.
 
+use super::bounds::BoundsCheck;
 use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
 use super::map::materialize;
-use super::mem::{Buffer, Mailbox, Pending, Ptr};
+use super::mem::{Buffer, Mailbox, Ptr};
 use super::single_pass::counter;
-use super::sort::{index_error, sort_by_index};
+use super::sort::sort_by_index;
 use super::tuning;
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 kernel_params!(
     /// `ds_gather`'s parameters: a bad index's position goes to `err` (atomicMax of its
@@ -127,66 +127,6 @@ fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64
     }
 }
 
-/// The bounds check of a gather or scatter, read when its result is first used: a position
-/// noted in `m` becomes `IndexOutOfBounds` for the index there. The indices are kept alive for
-/// that until the check is read (then let go, so that a result does not hold its indices'
-/// memory for its whole life).
-struct BoundsCheck {
-    gpu: Weak<Gpu>,
-    m: Mailbox,
-    idx: Mutex<Option<Source>>,
-    len: usize,
-    verdict: OnceLock<Result<()>>,
-}
-
-impl BoundsCheck {
-    /// `out`, valid once the check of the kernel just queued with mailbox `m` passes.
-    fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Buffer {
-        let c = BoundsCheck {
-            gpu: gpu.me.clone(),
-            m,
-            idx: Mutex::new(Some(idx.clone())),
-            len,
-            verdict: OnceLock::new(),
-        };
-        out.pending(Arc::new(c))
-    }
-}
-
-impl Pending for BoundsCheck {
-    fn resolve(&self) -> Result<()> {
-        self.verdict
-            .get_or_init(|| {
-                let gpu = self
-                    .gpu
-                    .upgrade()
-                    .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
-                let idx = self
-                    .idx
-                    .lock()
-                    .map_err(|_| Error::Internal("bounds check lock poisoned".into()))?
-                    .take()
-                    .ok_or_else(|| Error::Internal("a bounds check read twice".into()))?;
-                match gpu.take_error(self.m)? {
-                    None => Ok(()),
-                    Some(pos) => Err(index_error(&gpu, &idx, pos, self.len)?),
-                }
-            })
-            .clone()
-    }
-}
-
-impl Drop for BoundsCheck {
-    fn drop(&mut self) {
-        // Never read: a kernel may still write the mailbox.
-        if self.verdict.get().is_none()
-            && let Some(gpu) = self.gpu.upgrade()
-        {
-            let _ = gpu.retire(self.m);
-        }
-    }
-}
-
 /// `out[i] = src[idx[i]]`.
 pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
     let (n, ty) = (idx.len, src.ty());
@@ -255,7 +195,7 @@ fn scatter_into(
 /// A copy of `base` with `out[idx[i]] = vals[i]`.
 pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
     let (n, len) = (vals.len, base.len);
-    if n > 0 && len * vals.ty().size() <= tuning::scatter_base_bytes(&gpu.arch) {
+    if n > 0 && len * vals.ty().size() <= tuning::scatter_base_bytes() {
         return scatter_with_base(gpu, vals, idx, base);
     }
     let out = materialize(gpu, base)?;

@@ -8,6 +8,7 @@
 //! Every `unsafe` block of the crate lives in this folder.
 
 mod assoc;
+mod bounds;
 mod combine;
 mod compact;
 pub(crate) mod disk_cache;

@@ -3,10 +3,11 @@
 //! digit that the histogram did not find constant. The first pass that runs reads the keys
 //! and values from their sources, so lazy keys or values are evaluated there.
 
+use super::bounds::index_error;
 use super::gpu::Gpu;
 use super::key::{SortHistKey, SortPassKey, SortTileKey, Template};
 use super::launch::kernel_params;
-use super::mem::{Buffer, Ptr, column_ptr};
+use super::mem::{Buffer, Ptr};
 use super::single_pass::{Status, counter};
 use super::tuning;
 use crate::error::{Error, Result};
@@ -129,26 +130,6 @@ fn pass_key(
         items,
         minb,
     }
-}
-
-/// The element at position `pos` of `src`, as u64 bits (waits for the stream).
-fn element(gpu: &Gpu, src: &Source, pos: u64) -> Result<u64> {
-    let size = src.ty().size();
-    let mut b = [0u8; 8];
-    match src.as_column() {
-        Some(c) => gpu.read_small(column_ptr(c)?.add(pos as usize * size), &mut b[..size])?,
-        None => super::map::download(gpu, &src.slice(pos as usize, 1), &mut b[..size])?,
-    }
-    Ok(u64::from_le_bytes(b))
-}
-
-/// `IndexOutOfBounds` for the index at position `pos` of `idx`, read back, against a target
-/// of `len` elements.
-pub(crate) fn index_error(gpu: &Gpu, idx: &Source, pos: u64, len: usize) -> Result<Error> {
-    Ok(Error::IndexOutOfBounds {
-        index: element(gpu, idx, pos)?,
-        len,
-    })
 }
 
 /// The low bits that indices below `len` occupy (0 for `len <= 1`).
