@@ -1,5 +1,8 @@
-// Histogram of equal-width bins over [lo, hi): per-block counters in shared memory (or, for
-// more bins than fit, straight to global memory), merged once into 64-bit global counts.
+// Histogram of equal-width bins over [lo, hi): per-block counters in shared memory, merged
+// into the stream's 64-bit tally (zero between launches), which the last block to finish moves
+// to the counts and zeroes again, so the counts need no fill first and a call is one launch
+// (a grid of one block writes its counters straight to the counts). For more bins than fit
+// shared memory, straight to the counts in global memory (filled with zeros first).
 // Bins: integers exactly, (x - lo) * bins / (hi - lo) without overflow; floats
 // floor((x - lo) / (hi - lo) * bins) in f32 (f64 for f64), each operation rounded, clamped to
 // bins - 1. Values outside [lo, hi) and NaN are not counted.
@@ -87,7 +90,25 @@ __global__ void __launch_bounds__(BLOCK) ds_histogram(const S s, const Histogram
   }
   if (SMEM) {
     __syncthreads();
+    if (gridDim.x == 1) {
+      for (u32 b = threadIdx.x; b < bins; b += BLOCK) counts[b] = s_count[b];
+      return;
+    }
+    u64* tally = (u64*)p.tally;
     for (u32 b = threadIdx.x; b < bins; b += BLOCK)
-      if (s_count[b]) atomicAdd(&counts[b], (u64)s_count[b]);
+      if (s_count[b]) atomicAdd(&tally[b], (u64)s_count[b]);
+    // Every thread's counts are in (fence) and done (barrier) before the block is counted.
+    __threadfence();
+    __syncthreads();
+    __shared__ bool s_last;
+    if (threadIdx.x == 0) s_last = atomicAdd((u32*)p.done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    for (u32 b = threadIdx.x; b < bins; b += BLOCK) {
+      counts[b] = ((volatile u64*)tally)[b];
+      tally[b] = 0;
+    }
+    if (threadIdx.x == 0) *(u32*)p.done = 0;
   }
 }

@@ -71,7 +71,11 @@ fn out_of_range_index_writes_nothing() {
     let base = upload(&[0.0f32; 4]);
     for bad in [vec![0u32, 4, 1], vec![9u32, 0, 0], vec![1u32, 2, 400]] {
         let want = *bad.iter().find(|&&k| k >= 4).unwrap() as u64;
-        match xs.scatter_combine(&upload(&bad), &base, Op::Add) {
+        // From the call or from the first use of its result (the GPU's call does not wait).
+        match xs
+            .scatter_combine(&upload(&bad), &base, Op::Add)
+            .and_then(|y| y.to_vec())
+        {
             Err(Error::IndexOutOfBounds { index, len: 4 }) => assert_eq!(index, want),
             other => panic!("{bad:?}: {other:?}"),
         }

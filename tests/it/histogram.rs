@@ -57,7 +57,7 @@ fn histograms<X: T>() {
             if !(lo.f() < hi.f()) {
                 continue;
             }
-            for bins in [1usize, 7, 256, 10_000] {
+            for bins in [1usize, 7, 256, 8192, 8193, 10_000] {
                 let mut want = vec![0u64; bins];
                 for &x in &xs {
                     if let Some(k) = bin(x, bins, lo, hi) {

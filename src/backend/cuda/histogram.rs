@@ -4,6 +4,7 @@ use super::gpu::Gpu;
 use super::key::{HistogramKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::single_pass::{TALLY_BYTES, counter};
 use super::tuning;
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -17,6 +18,8 @@ kernel_params!(
         bins: u64,
         lo: u64,
         hi: u64,
+        tally: Ptr,
+        done: Ptr,
     }
 );
 
@@ -31,8 +34,10 @@ impl Template for HistogramKey {
     }
 }
 
-/// Bins that fit the per-block shared counters (`SMEM_BINS` in the kernel).
+/// Bins that fit the per-block shared counters (`SMEM_BINS` in the kernel), and the stream's
+/// tally that merges them.
 const SMEM_BINS: u64 = 8192;
+const _: () = assert!(SMEM_BINS as usize * 8 == TALLY_BYTES);
 
 fn key(ty: ScalarType, bins: u64) -> HistogramKey {
     HistogramKey {
@@ -46,14 +51,18 @@ fn key(ty: ScalarType, bins: u64) -> HistogramKey {
 /// Counts of `bins` equal bins over [lo, hi) (compute bits) of `src`.
 pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) -> Result<Buffer> {
     let counts = Buffer::new(gpu, bins as usize * 8)?;
-    gpu.fill(&counts, 1, 0, bins as usize * 8)?;
     let n = src.len;
+    let (ty, block) = (src.ty(), tuning::FLAT_BLOCK);
+    let key = key(ty, bins);
+    // Shared counters go through the stream's tally, which writes every count (one launch).
+    if n == 0 || !key.smem {
+        gpu.fill(&counts, 1, 0, bins as usize * 8)?;
+    }
     if n == 0 {
         return Ok(counts);
     }
-    let (ty, block) = (src.ty(), tuning::FLAT_BLOCK);
     let vec = tuning::vec(ty.size());
-    let k = gpu.kernel(key(ty, bins), &[(src, vec)])?;
+    let k = gpu.kernel(key, &[(src, vec)])?;
     let grid = k.wave(block, (n as u64).div_ceil(block as u64 * vec as u64))?;
     k.launch(
         grid,
@@ -65,6 +74,8 @@ pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) ->
             bins,
             lo,
             hi,
+            tally: gpu.tally(),
+            done: gpu.counter(counter::DONE),
         },
     )?;
     Ok(counts)

@@ -13,6 +13,10 @@ use std::sync::{Arc, Mutex};
 /// Bytes of the per-block partial results: 8 bytes for each of up to 8192 blocks.
 pub(crate) const PARTIAL_BYTES: usize = 8 * 8192;
 
+/// Bytes of the stream's tally: 64-bit counts, zero between launches (`ds_histogram`'s
+/// shared-memory bins, at most 8192).
+pub(crate) const TALLY_BYTES: usize = 8 * 8192;
+
 /// Index of the counters (each a 32-bit word).
 pub(crate) mod counter {
     /// The tile counter of single-pass kernels (only grows; see `StreamState`).
@@ -64,6 +68,7 @@ struct Inner {
 pub(crate) struct StreamState {
     counters: Raw,
     partials: Raw,
+    tally: Raw,
     inner: Mutex<Inner>,
 }
 
@@ -76,6 +81,7 @@ impl StreamState {
         Ok(StreamState {
             counters: Raw::zeroed(stream, counter::WORDS * 4)?,
             partials: Raw::zeroed(stream, PARTIAL_BYTES)?,
+            tally: Raw::zeroed(stream, TALLY_BYTES)?,
             inner: Mutex::new(Inner {
                 counter_base: 0,
                 scan: words(),
@@ -89,6 +95,12 @@ impl Gpu {
     /// The stream's buffer of PARTIAL_BYTES for per-block partial results.
     pub fn partials(&self) -> Ptr {
         self.passes.partials.ptr(&self.stream)
+    }
+
+    /// The stream's tally of TALLY_BYTES: counts that kernels add into and whose last block
+    /// zeroes again.
+    pub fn tally(&self) -> Ptr {
+        self.passes.tally.ptr(&self.stream)
     }
 
     /// The address of counter word `i`.
