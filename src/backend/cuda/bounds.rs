@@ -28,10 +28,10 @@ pub(crate) fn index_error(gpu: &Gpu, idx: &Source, pos: u64, len: usize) -> Resu
     })
 }
 
-/// The bounds check of a gather, scatter or scatter_combine, read when its result is first used: a position
-/// noted in `m` becomes `IndexOutOfBounds` for the index there. The indices are kept alive for
-/// that until the check is read (then let go, so that a result does not hold its indices'
-/// memory for its whole life).
+/// The bounds check of a gather, scatter or scatter_combine, read when its result is first
+/// used: a position noted in `m` becomes `IndexOutOfBounds` for the index there. The indices
+/// are kept alive for that until the check is read (then let go, so that a result does not
+/// hold its indices' memory for its whole life).
 pub(crate) struct BoundsCheck {
     gpu: Weak<Gpu>,
     m: Mailbox,

@@ -195,7 +195,7 @@ fn scatter_into(
 /// A copy of `base` with `out[idx[i]] = vals[i]`.
 pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
     let (n, len) = (vals.len, base.len);
-    if n > 0 && len * vals.ty().size() <= tuning::scatter_base_bytes() {
+    if n > 0 && gpu.arch.cooperative && len * vals.ty().size() <= tuning::scatter_base_bytes() {
         return scatter_with_base(gpu, vals, idx, base);
     }
     let out = materialize(gpu, base)?;
@@ -215,7 +215,7 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
 }
 
 /// `scatter` in one launch (`ds_scatter_base`): the blocks copy the base, wait for each other,
-/// then scatter, where a target within L2 would otherwise take a copy (and its launch) first.
+/// then scatter, where a small target would otherwise take a copy (and its launch) first.
 /// One wave of blocks, launched cooperatively so that all are resident at once (the barrier
 /// waits for every block, not only for those that started before).
 fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {

@@ -132,6 +132,7 @@ impl Gpu {
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize,
             smem_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?.max(0)
                 as usize,
+            cooperative: attr(A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
         };
         let name = ctx.name().cuda("cuDeviceGetName")?;
         super::mem::keep_pool_memory(&ctx)?;

@@ -373,6 +373,7 @@ pub(crate) mod check {
             sms: 132,
             l2_bytes: 50 << 20,
             smem_block: 227 << 10,
+            cooperative: true,
         }
     }
 

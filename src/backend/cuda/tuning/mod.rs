@@ -39,6 +39,8 @@ pub(crate) struct Arch {
     pub l2_bytes: usize,
     /// Bytes of shared memory one block may use (the opt-in maximum).
     pub smem_block: usize,
+    /// Whether kernels may be launched cooperatively (every block resident at once).
+    pub cooperative: bool,
 }
 
 /// Threads a block and rounds a tile (a round is one 16-byte access a thread).
