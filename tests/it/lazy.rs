@@ -1557,7 +1557,11 @@ fn out_of_range_lazy_indices() {
                 .map(move |i| Expr::select(i.eq(q as u32), Expr::constant(16u32), i % 7u32))
                 .unwrap();
             let base7 = DeviceSeq::filled(&d, 0.25f32, 7).unwrap();
-            match vals.scatter_combine(&idx, &base7, Op::Add) {
+            // From the call or the first use of its result (the GPU's call does not wait).
+            match vals
+                .scatter_combine(&idx, &base7, Op::Add)
+                .and_then(|y| y.to_vec())
+            {
                 Err(Error::IndexOutOfBounds { index: 16, len: 7 }) => {}
                 other => panic!("scatter_combine n={n} bad at {q}: {other:?}"),
             }
