@@ -3,8 +3,8 @@
 // call completes and then discards the output. Every input is a source: a gather's source is
 // read at the indices (`at`), so a lazy one is evaluated only where it is gathered.
 #pragma once
-#include "block/source.cuh"
 #include "block/lookback.cuh"
+#include "map.cu"
 
 // out[i] = src[idx[i]]
 template <class S, class I, int BLOCK, int VEC, int R>
@@ -85,24 +85,17 @@ __global__ void __launch_bounds__(BLOCK)
                                (u32*)p.flag);
 }
 
-// A scatter and its base in one launch: the blocks copy the base to out (element-wise, as
-// ds_map), wait for each other (grid_barrier: a cooperative launch), then scatter. Where the
-// target fits in L2 this saves the base's own copy and its launch.
+// A scatter and its base in one launch: the blocks copy the base to out (map_tiles, as
+// ds_map does), wait for each other (grid_barrier: a cooperative launch), then scatter. For a
+// small target this saves the base's own copy and its launch.
 template <class V, class I, class B, int BLOCK, int VEC, int R>
 __global__ void __launch_bounds__(BLOCK)
     ds_scatter_base(const V vals, const I idx, const B base, const ScatterBaseParams p) {
   using namespace ds;
-  typedef typename V::T T;
-  T* __restrict__ out = (T*)p.out;
-  const u64 len = p.len;
-  constexpr u64 TILE = (u64)BLOCK * VEC * R;
-  for (u64 tb = (u64)blockIdx.x * TILE; tb < len; tb += (u64)gridDim.x * TILE) {
-    T y[R][VEC];
-    src_elementwise<BLOCK, R, VEC>(base, len, tb, y, T{});
-    store_elementwise<BLOCK, R, VEC, src_blocked<B, VEC>::value>(out, len, tb, y);
-  }
+  typename V::T* __restrict__ out = (typename V::T*)p.out;
+  map_tiles<BLOCK, VEC, R>(base, out, p.len);
   grid_barrier((u32*)p.arrive, (u32*)p.passed);
-  scatter_tiles<BLOCK, VEC, R>(vals, idx, out, p.n, len, (u64*)p.err, (u32*)p.flag);
+  scatter_tiles<BLOCK, VEC, R>(vals, idx, out, p.n, p.len, (u64*)p.err, (u32*)p.flag);
 }
 
 // Whether a scatter's writes are near each other: at `windows` evenly spaced places, a warp

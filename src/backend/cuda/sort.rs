@@ -225,7 +225,6 @@ fn sort_unchecked(
     let lo = bits.start.min(bits.end);
     let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
     let pk = pass_key(kty, vty, desc, n, &gpu.arch);
-    let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
     let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
     // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
     if tiles > u32::MAX as u64 || n as u64 >= 1 << 40 {
@@ -236,6 +235,7 @@ fn sort_unchecked(
     if tiles == 1 && tuning::sort_one_block() {
         return sort_tile(gpu, keys, values, pk, lo, passes, check_len);
     }
+    let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
     let ka = Buffer::new(gpu, n * ks)?;
     let kb = Buffer::new(gpu, if passes > 1 { n * ks } else { 0 })?;
     let va = Buffer::new(gpu, n * vsize)?;
