@@ -6,6 +6,19 @@
 #include "block/source.cuh"
 #include "block/scan.cuh"
 
+namespace ds {
+
+// Round r's flags into the thread's mask (bit r * VEC + j for item j) and its kept count.
+template <int VEC, class K> DS_DEV void count_round(const u8 (&fl)[VEC], int r, u32& mask, K& kept) {
+  u32 m = 0;
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) m |= (fl[j] != 0 ? 1u : 0u) << j;
+  mask |= m << (r * VEC);
+  kept = (K)__popc(m);
+}
+
+}  // namespace ds
+
 // out[k] = the k-th element whose flag is nonzero; *total = their count. K counts (u32 where
 // n < 2^32). OWN: the flags are a lazy source whose one column is the values' own (the same
 // elements from the same row: copy_if's `x < c`, dedup's head flags), so they are computed
@@ -69,17 +82,15 @@ __global__ void __launch_bounds__(BLOCK, MINB)
           for (int j = 0; j < VEC; ++j)
             if (i + j >= n) fl[r][j] = 0;
         }
+        // Counted at once (after all rounds, unique_u32 ran 3% slower at 2^28).
+        count_round<VEC>(fl[r], r, mask, a[r]);
       }
     } else {
       src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
-    }
+      // Counted after all rounds are loaded (counted as each round's flags came, the
+      // instances of stored flags spilled 16-40 bytes a thread).
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      u32 m = 0;
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) m |= (fl[r][j] != 0 ? 1u : 0u) << j;
-      mask |= m << (r * VEC);
-      a[r] = (K)__popc(m);
+      for (int r = 0; r < R; ++r) count_round<VEC>(fl[r], r, mask, a[r]);
     }
   }
   tile_scan_rounds<BLOCK, R, false>(a, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);

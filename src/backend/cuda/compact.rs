@@ -125,11 +125,15 @@ pub(crate) mod check {
         let mut v = Vec::new();
         for f in lazy_flags {
             let (ty, vec) = (ScalarType::U32, tuning::vec(4));
-            v.push(KernelKey {
-                functor: None,
-                family: key(ty.size(), false, false, false).into(),
-                sources: vec![SourceKey::plain(ty, vec), f.clone()],
-            });
+            // A stored column, and the positions (`nonzero_indices`, find_repeats).
+            let at = SourceKey::assuming(&Source::sequence(ty, 10), vec);
+            for values in [SourceKey::plain(ty, vec), at] {
+                v.push(KernelKey {
+                    functor: None,
+                    family: key(ty.size(), false, false, false).into(),
+                    sources: vec![values, f.clone()],
+                });
+            }
         }
         for (ty, f) in own {
             let vec = tuning::vec(ty.size());
