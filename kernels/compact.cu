@@ -93,7 +93,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       for (int r = 0; r < R; ++r) count_round<VEC>(fl[r], r, mask, a[r]);
     }
   }
-  tile_scan_rounds<BLOCK, R, false>(a, f, (K)0, (K)0, (Slot*)p.status, p.tiles, tile, p.epoch);
+  // Offsets within the tile: the tile's count is published for the tiles after it now, and its
+  // prefix (the look-back) is resolved only after the moves, when a thread holds nothing but
+  // the tile's count. Looked back here, with every thread's counts, flags and values held
+  // through it, find_repeats' instance spilled 20 bytes a thread and copy_if_f32 ran 7% slower
+  // at 2^28 (H100, 2026-11-27, run 229). tile_base below is thus 0.
+  Slot* status = (Slot*)p.status;
+  tile_scan_with<BLOCK, R, false>(a, f, (K)0, [&](K total) {
+    if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
+    return (K)0;
+  });
   stage_wait();
   // The kept elements move down in shared memory, in order, then go out in contiguous runs:
   // a warp's store covers 32 neighbouring outputs, where storing each thread's items straight
@@ -138,10 +147,18 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int r = H; r < R; ++r) move(r, raw[r - H], base);
   }
-  // The last tile's count through its end is the total (items past n have no flag).
-  if (tile + 1 == p.tiles && threadIdx.x == 0) *(u64*)p.total = (u64)tile_kept;
+  // The tile's place in the output: warp 0 looks back (and publishes the inclusive count).
+  __shared__ K tile_prefix_s;
+  if (threadIdx.x < WARP) {
+    const K pre = tile_lookback(status, p.tiles, tile, p.epoch, tile_kept, (K)0, f, (K)0);
+    if (threadIdx.x == 0) {
+      tile_prefix_s = pre;
+      // The last tile's count through its end is the total (items past n have no flag).
+      if (tile + 1 == p.tiles) *(u64*)p.total = (u64)(pre + tile_kept);
+    }
+  }
   __syncthreads();
   const u32 kept = (u32)(tile_kept - base);
-  T* __restrict__ out = (T*)p.out + base;
+  T* __restrict__ out = (T*)p.out + tile_prefix_s;
   for (u32 k = threadIdx.x; k < kept; k += BLOCK) out[k] = stage[k];
 }
