@@ -3,7 +3,8 @@
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
 // for the slots no index names). Where the sort noted an index out of range (*err nonzero)
 // nothing is written, and the first tile hands the position on to the call's mailbox (`mail`,
-// and its host flag), which the first use of the result reads: the call does not wait. The sorted pairs are the sort's own buffers; the base is a source, read at the slots.
+// and its host flag), which the first use of the result reads: the call does not wait. The
+// sorted pairs are the sort's own buffers; the base is a source, read at the slots.
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"

@@ -9,7 +9,8 @@
 namespace ds {
 
 // Round r's flags into the thread's mask (bit r * VEC + j for item j) and its kept count.
-template <int VEC, class K> DS_DEV void count_round(const u8 (&fl)[VEC], int r, u32& mask, K& kept) {
+template <int VEC, class K>
+DS_DEV void count_round(const u8 (&fl)[VEC], int r, u32& mask, K& kept) {
   u32 m = 0;
 #pragma unroll
   for (int j = 0; j < VEC; ++j) m |= (fl[j] != 0 ? 1u : 0u) << j;
