@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // prefix (the look-back) is resolved only after the moves, when a thread holds nothing but
   // the tile's count. Looked back here, with every thread's counts, flags and values held
   // through it, find_repeats' instance spilled 20 bytes a thread and copy_if_f32 ran 7% slower
-  // at 2^28 (H100, 2026-11-27, run 229). tile_base below is thus 0.
+  // at 2^28 (H100, 2026-11-27, run 229).
   Slot* status = (Slot*)p.status;
   tile_scan_with<BLOCK, R, false>(a, f, (K)0, [&](K total) {
     if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
@@ -113,17 +113,16 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // elements is written, and a thread holds half its items at a time (all of them at once,
   // through the barrier, spilled at 64 registers).
   constexpr int H = R / 2 > 0 ? R / 2 : 1;
-  __shared__ K tile_base, tile_kept;
+  __shared__ K tile_kept;
   constexpr u32 ROUND = (1u << VEC) - 1;
-  if (threadIdx.x == 0) tile_base = a[0];
   if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
   auto take = [&](int r, T (&v)[VEC]) {
     if constexpr (STAGED) staged_round<BLOCK, VEC>(stage, r, v);
     else src_round<BLOCK, VEC>(s, n, tb, r, v, T{});
   };
-  auto move = [&](int r, const T (&v)[VEC], K base) {
+  auto move = [&](int r, const T (&v)[VEC]) {
     const u32 m = mask >> (r * VEC) & ROUND;
-    const u32 at = (u32)(a[r] - base);
+    const u32 at = (u32)a[r];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const u32 before = (u32)__popc(m & ((1u << j) - 1));
@@ -134,19 +133,17 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     T raw[H][VEC];
 #pragma unroll
     for (int r = 0; r < H; ++r) take(r, raw[r]);
-    __syncthreads();  // the first half is read, and the tile's base and count are known
-    const K base = tile_base;
+    __syncthreads();  // the first half is read, and the tile's count is known
 #pragma unroll
-    for (int r = 0; r < H; ++r) move(r, raw[r], base);
+    for (int r = 0; r < H; ++r) move(r, raw[r]);
   }
-  const K base = tile_base;
   if constexpr (R > H) {
     T raw[R - H][VEC];
 #pragma unroll
     for (int r = H; r < R; ++r) take(r, raw[r - H]);
     __syncthreads();  // the second half is read
 #pragma unroll
-    for (int r = H; r < R; ++r) move(r, raw[r - H], base);
+    for (int r = H; r < R; ++r) move(r, raw[r - H]);
   }
   // The tile's place in the output: warp 0 looks back (and publishes the inclusive count).
   __shared__ K tile_prefix_s;
@@ -159,7 +156,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
   }
   __syncthreads();
-  const u32 kept = (u32)(tile_kept - base);
+  const u32 kept = (u32)tile_kept;
   T* __restrict__ out = (T*)p.out + tile_prefix_s;
   for (u32 k = threadIdx.x; k < kept; k += BLOCK) out[k] = stage[k];
 }
