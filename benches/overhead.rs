@@ -154,6 +154,10 @@ fn main() -> Result<()> {
         })?;
         b.run("gather_f32", lg, || f.gather(&perm).map(drop))?;
         b.run("scatter_f32", lg, || f.scatter(&perm, &base).map(drop))?;
+        let target = std::cell::RefCell::new(base.copy()?);
+        b.run("scatter_into_f32", lg, || {
+            f.scatter_into(&perm, &mut target.borrow_mut())
+        })?;
         b.run("scatter_combine_add_f32", lg, || {
             f.scatter_combine(&perm, &base, Op::Add).map(drop)
         })?;

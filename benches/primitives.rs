@@ -9,7 +9,8 @@
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
 //! Arguments other than `--bench` are substrings that select primitives by name;
 //! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
-//! lines the peer does not have (for tuning: the segmented scan of i64, segmented_reduce).
+//! lines the peer does not have (for tuning: the segmented scan of i64, segmented_reduce, and
+//! `scatter` with the copy of its base).
 
 use devseq::{Device, DeviceSeq, Op, Result};
 
@@ -110,11 +111,19 @@ fn main() -> Result<()> {
         }
         {
             let perm = keys.argsort::<u32>()?;
-            let base = DeviceSeq::filled(&dev, 0f32, n)?.copy()?;
             b.run("gather_f32", lg, 12.0, || f.gather(&perm).map(drop))?;
+            // The peer's scatter writes into an output it was given: here `scatter_into` a
+            // target the bench alone holds (written in place, no copy). `scatter`, which makes
+            // a new sequence from a copy of its base, is the extra line `scatter_copy_f32`.
+            let out = std::cell::RefCell::new(DeviceSeq::filled(&dev, 0f32, n)?.copy()?);
             b.run("scatter_f32", lg, 12.0, || {
-                f.scatter(&perm, &base).map(drop)
+                f.scatter_into(&perm, &mut out.borrow_mut())
             })?;
+            if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
+                b.run("scatter_copy_f32", lg, 12.0, || {
+                    f.scatter(&perm, &out.borrow()).map(drop)
+                })?;
+            }
         }
         b.run("sort_u32", lg, 8.0, || keys.sort().map(drop))?;
         b.run("sort_f32", lg, 8.0, || f.sort().map(drop))?;

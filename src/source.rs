@@ -207,6 +207,19 @@ impl Source {
         }
     }
 
+    /// The column to write into, where the source is one stored column (see `as_column`).
+    pub fn column_mut(&mut self) -> Option<&mut Column> {
+        match self.graph.nodes.as_slice() {
+            [
+                Node {
+                    kind: Kind::Column(0),
+                    ..
+                },
+            ] => self.columns.first_mut(),
+            _ => None,
+        }
+    }
+
     /// Whether the only column this source reads is `col`, from the same row (so that its
     /// elements can be computed from `col`'s elements at the same rows).
     pub fn reads_only(&self, col: &Column) -> bool {

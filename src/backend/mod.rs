@@ -108,6 +108,11 @@ pub(crate) trait Backend: Send + Sync {
     fn gather(&self, src: &Source, idx: &Source) -> Result<Column>;
     /// `base` with `out[idx[i]] = vals[i]`.
     fn scatter(&self, vals: &Source, idx: &Source, base: &Source) -> Result<Column>;
+    /// `out[idx[i]] = vals[i]` into `out`: by default `out` becomes `scatter`'s new column; a
+    /// backend may write into `out`'s own memory where nothing else shares it.
+    fn scatter_into(&self, vals: &Source, idx: &Source, out: &mut Source) -> Result<()> {
+        scatter_anew(self, vals, idx, out)
+    }
     /// `base` with every `vals[i]` combined into `out[idx[i]]`, in order.
     fn scatter_combine(&self, vals: &Source, idx: &Source, base: &Source, op: Op)
     -> Result<Column>;
@@ -144,4 +149,17 @@ pub(crate) trait Backend: Send + Sync {
     fn scan_with(&self, srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec<Column>>;
     /// Counts of `bins` equal-width bins over `[lo, hi)` (compute bits), as u64.
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column>;
+}
+
+/// `out` replaced by `scatter`'s new column (`Backend::scatter_into` where `out`'s memory cannot
+/// be written in place).
+pub(crate) fn scatter_anew<B: Backend + ?Sized>(
+    b: &B,
+    vals: &Source,
+    idx: &Source,
+    out: &mut Source,
+) -> Result<()> {
+    let col = b.scatter(vals, idx, out)?;
+    *out = Source::column(col);
+    Ok(())
 }

@@ -84,4 +84,57 @@ impl<T: Item> DeviceSeq<T> {
             .collect::<Result<Vec<_>>>()?;
         Ok(Self::stored_columns(self.device(), cols))
     }
+
+    /// `out[indices[i]] = self[i]` in place: `out` keeps its other elements (Thrust's
+    /// `scatter` into an output range, NumPy's `out[indices] = seq`); where indices repeat, one
+    /// of their values lands (which is unspecified).
+    ///
+    /// On a GPU, where `out` is stored and no other sequence shares its memory (no clone, slice
+    /// or lazy sequence over it), the values are written into that memory and nothing is
+    /// copied. Else, and on the host, `out` becomes a new sequence, as
+    /// `*out = self.scatter(indices, out)?` makes it; sequences that shared `out`'s memory keep
+    /// their elements either way.
+    ///
+    /// Cost: in place, one read of the values and indices and one random write per value;
+    /// else that of [`scatter`](Self::scatter), which copies `out` first.
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch` where `indices` and `self` differ in length, and
+    /// `Error::DeviceMismatch`: `out` untouched. `Error::IndexOutOfBounds` for an index not
+    /// below `out.len()`, from this call or (on a GPU) from the first use of `out` after it, as
+    /// for [`gather`](Self::gather); `self` and `indices` stay intact. Where the call returns
+    /// it, `out` keeps its elements, except after writes into its own memory (a GPU target
+    /// nothing else shares), where it holds the error instead; where the first use of `out`
+    /// returns it, so does every later use. `Error::OutOfMemory`; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let mut out = DeviceSeq::from_slice(&dev, &[0u16; 5])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[7u16, 9])?;
+    /// vals.scatter_into(&DeviceSeq::from_slice(&dev, &[3u32, 0])?, &mut out)?;
+    /// vals.scatter_into(&DeviceSeq::from_slice(&dev, &[1u32, 4])?, &mut out)?;
+    /// assert_eq!(out.to_vec()?, [9, 7, 0, 7, 9]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn scatter_into<I: Index>(
+        &self,
+        indices: &DeviceSeq<I>,
+        out: &mut DeviceSeq<T>,
+    ) -> Result<()> {
+        self.same_device(indices)?;
+        self.same_device(out)?;
+        length(self.len(), indices.len())?;
+        let b = self.device().backend();
+        // Sources of `out` that another sequence holds are cloned first: the backend then sees
+        // their memory shared and writes into a new column.
+        let comps = std::sync::Arc::make_mut(&mut out.comps);
+        for (s, o) in self.sources().iter().zip(comps.iter_mut()) {
+            b.scatter_into(s, indices.source(), o)?;
+        }
+        Ok(())
+    }
 }

@@ -174,6 +174,14 @@ where
             .to_vec()
             .unwrap();
         assert_bits(&got, &want, &format!("scatter {what} {set} len={len}"));
+        // The same writes into a target nothing else shares (in place on a GPU).
+        let mut out = upload(&base);
+        upload(&vals).scatter_into(&upload(&ix), &mut out).unwrap();
+        assert_bits(
+            &out.to_vec().unwrap(),
+            &want,
+            &format!("scatter_into {what} {set}"),
+        );
     }
     // Out of range in the middle and at the end of a permutation: the middle one is named.
     let mut idx: Vec<u64> = perm(&mut r, len);
@@ -190,6 +198,16 @@ where
     }
     assert_bits(&db.to_vec().unwrap(), &base, "base intact");
     assert_eq!(dix.to_vec().unwrap(), ix, "indices intact");
+    let mut out = upload(&base);
+    let r = vals
+        .scatter_into(&dix, &mut out)
+        .and_then(|()| out.to_vec());
+    target_after_bad_index(r, &out, &base, (len as u64 + 5, len), what);
+    assert_eq!(
+        dix.to_vec().unwrap(),
+        ix,
+        "indices intact after scatter_into"
+    );
 }
 
 /// `Err(IndexOutOfBounds { index: 7, len: 3 })`.
@@ -358,4 +376,185 @@ fn scatter_around_one_launch_f64() {
 #[test]
 fn scatter_around_one_launch_u8() {
     scatter_around_one_launch::<u8>()
+}
+
+/// `scatter_into` against the sequential oracle at the edge sizes, with u32 and u64 indices: into
+/// a stored target nothing else shares (written in place on a GPU), into one that a clone and a
+/// slice share (which keep their elements), into a lazy one, and twice into the same target
+/// (the second write over the first, each with its pending bounds check on a GPU).
+fn scatter_into_targets<X: T>() {
+    let mut r = Rng::new(&format!("scatter_into {}", std::any::type_name::<X>()));
+    for &n in sizes() {
+        let len = n.max(1);
+        let base: Vec<X> = draw_vec(&mut r, len, Gen::Special);
+        for (what, idx) in index_sets(&mut r, n, len) {
+            // Values that depend on the slot alone, so that any repeat may land.
+            let vals = |m: usize| -> Vec<X> {
+                idx.iter()
+                    .map(|&k| X::from_index(k as usize * m + 3))
+                    .collect()
+            };
+            let (v1, v2) = (vals(7), vals(5));
+            let write = |from: &[X], vs: &[X]| {
+                let mut w = from.to_vec();
+                for (i, &k) in idx.iter().enumerate() {
+                    w[k as usize] = vs[i];
+                }
+                w
+            };
+            let (want1, want2) = (write(&base, &v1), write(&write(&base, &v1), &v2));
+            let i32s: Vec<u32> = idx.iter().map(|&k| k as u32).collect();
+            let (d1, d2) = (upload(&v1), upload(&v2));
+            for (iw, di) in [
+                ("u32", upload(&i32s).cast::<u64>().unwrap()),
+                ("u64", upload(&idx)),
+            ] {
+                let ctx = format!("{what} n={n} {iw}");
+                let mut alone = upload(&base);
+                d1.scatter_into(&di, &mut alone).unwrap();
+                assert_bits(&alone.to_vec().unwrap(), &want1, &format!("alone {ctx}"));
+                d2.scatter_into(&di, &mut alone).unwrap();
+                assert_bits(&alone.to_vec().unwrap(), &want2, &format!("twice {ctx}"));
+
+                let mut shared = upload(&base);
+                let (clone, part) = (shared.clone(), shared.slice(len / 2..));
+                d1.scatter_into(&di, &mut shared).unwrap();
+                assert_bits(&shared.to_vec().unwrap(), &want1, &format!("shared {ctx}"));
+                assert_bits(
+                    &clone.to_vec().unwrap(),
+                    &base,
+                    &format!("clone kept {ctx}"),
+                );
+                assert_bits(
+                    &part.to_vec().unwrap(),
+                    &base[len / 2..],
+                    &format!("slice {ctx}"),
+                );
+
+                let fill = X::from_index(11);
+                let mut lazy = DeviceSeq::filled(&dev(), fill, len).unwrap();
+                d1.scatter_into(&di, &mut lazy).unwrap();
+                let want = write(&vec![fill; len], &v1);
+                assert_bits(&lazy.to_vec().unwrap(), &want, &format!("lazy {ctx}"));
+            }
+            // The u32 indices themselves (not a cast) into a target alone.
+            let mut alone = upload(&base);
+            d1.scatter_into(&upload(&i32s), &mut alone).unwrap();
+            assert_bits(
+                &alone.to_vec().unwrap(),
+                &want1,
+                &format!("u32 {what} n={n}"),
+            );
+        }
+    }
+}
+for_types!(scatter_into_types, scatter_into_targets);
+
+/// After `scatter_into` with a bad index (`r`: the call, then the target's first use): the
+/// error names `want` (index, target length); on a GPU, which writes into a target nothing else
+/// shares, every later use of the target returns it too; on the host, whose call reports it,
+/// the target keeps its elements `base`.
+fn target_after_bad_index<X: T>(
+    r: devseq::Result<Vec<X>>,
+    out: &DeviceSeq<X>,
+    base: &[X],
+    want: (u64, usize),
+    what: &str,
+) {
+    let oob = |r: devseq::Result<Vec<X>>, k: &str| match r {
+        Err(Error::IndexOutOfBounds { index, len }) => {
+            assert_eq!((index, len), want, "scatter_into {what}: {k}")
+        }
+        other => panic!("scatter_into {what}: {k}: {other:?}"),
+    };
+    oob(r, "the call or first use");
+    if dev().is_cuda() {
+        oob(out.to_vec(), "a later use");
+        oob(out.copy().and_then(|c| c.to_vec()), "a copy");
+    } else {
+        assert_bits(
+            &out.to_vec().unwrap(),
+            base,
+            &format!("{what}: target kept"),
+        );
+    }
+}
+
+/// `scatter_into`'s errors: lengths that do not match leave the target as it was; an index out
+/// of range (first, middle, last position) is named as `target_after_bad_index` says, and the
+/// values and indices are intact; a target that held an error keeps it.
+#[test]
+fn scatter_into_errors() {
+    for &n in &[1usize, 33, 4097, 100_000] {
+        let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let s = upload(&src);
+        let base = vec![0.5f32; n];
+        let mut out = upload(&base);
+        let short = upload(&vec![0u32; n + 1]);
+        assert!(matches!(
+            s.scatter_into(&short, &mut out),
+            Err(Error::LengthMismatch { .. })
+        ));
+        assert_eq!(out.to_vec().unwrap(), base, "n={n}: target intact");
+        for pos in [0, n / 2, n - 1] {
+            let mut idx: Vec<u32> = (0..n as u32).collect();
+            idx[pos] = n as u32 + 5;
+            if pos + 1 < n {
+                idx[n - 1] = u32::MAX;
+            }
+            let is = upload(&idx);
+            let mut out = upload(&base);
+            let r = s.scatter_into(&is, &mut out).and_then(|()| out.to_vec());
+            target_after_bad_index(r, &out, &base, ((n + 5) as u64, n), &format!("n={n} {pos}"));
+            assert_eq!(s.to_vec().unwrap(), src);
+            assert_eq!(is.to_vec().unwrap(), idx);
+        }
+    }
+    // A target that holds an error (a gather's bad index) keeps it through a scatter into it.
+    let xs = upload(&[1.0f32, 2.0, 3.0]);
+    if let Ok(mut held) = xs.gather(&upload(&[0u32, 7, 1])) {
+        let r = xs.scatter_into(&upload(&[2u32, 1, 0]), &mut held);
+        is_oob(
+            r.and_then(|()| held.to_vec()),
+            "scatter_into a target holding an error",
+        );
+    }
+}
+
+/// Many writes into one target that is never read in between (more than the checks a GPU buffer
+/// holds unread, 64): the target ends as the writes in order make it; a bad index early among
+/// them stays the target's error on a GPU (whose writes went into it), while on the host its
+/// call returned the error and the later writes apply.
+#[test]
+fn scatter_into_many_times() {
+    let len = 1000usize;
+    let mut out = upload(&vec![0u32; len]);
+    let mut want = vec![0u32; len];
+    for round in 0..200u32 {
+        let idx: Vec<u32> = (0..10)
+            .map(|j| (round * 37 + j * 101) % len as u32)
+            .collect();
+        let vals: Vec<u32> = idx.iter().map(|&k| k * 1000 + round).collect();
+        upload(&vals).scatter_into(&upload(&idx), &mut out).unwrap();
+        for (i, &k) in idx.iter().enumerate() {
+            want[k as usize] = vals[i];
+        }
+    }
+    assert_eq!(out.to_vec().unwrap(), want, "200 writes");
+    let mut out = upload(&[0u32; 3]);
+    let r = upload(&[5u32]).scatter_into(&upload(&[7u32]), &mut out);
+    for round in 0..150u32 {
+        upload(&[round])
+            .scatter_into(&upload(&[round % 3]), &mut out)
+            .unwrap();
+    }
+    if dev().is_cuda() {
+        is_oob(
+            r.and_then(|()| out.to_vec()),
+            "an early bad index, 150 writes after",
+        );
+    } else {
+        is_oob(r, "the bad call");
+        assert_eq!(out.to_vec().unwrap(), [147, 148, 149]);
+    }
 }

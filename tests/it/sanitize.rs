@@ -110,6 +110,11 @@ fn every_kernel_family_once() {
     for (k, &p) in perm.iter().enumerate() {
         assert_eq!(sc[p as usize], xs[k]);
     }
+    // The same in place, into a target nothing else holds, twice (two unread checks).
+    let mut into = upload(&vec![0i32; n]);
+    s.scatter_into(&upload(&perm), &mut into).unwrap();
+    s.scatter_into(&upload(&perm), &mut into).unwrap();
+    assert_eq!(into.to_vec().unwrap(), sc);
     let (k2, v2) = s.sort_pairs(&is).unwrap();
     assert_eq!(k2.to_vec().unwrap(), sorted);
     assert_eq!(v2.len(), n);

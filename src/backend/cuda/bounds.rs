@@ -41,16 +41,31 @@ pub(crate) struct BoundsCheck {
 }
 
 impl BoundsCheck {
-    /// `out`, valid once the check of the kernel just queued with mailbox `m` passes.
-    pub fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Buffer {
-        let c = BoundsCheck {
+    /// The check of the kernel just queued with mailbox `m`, whose indices `idx` address a
+    /// target of `len` elements.
+    pub fn check(gpu: &Gpu, m: Mailbox, idx: &Source, len: usize) -> Arc<dyn Pending> {
+        Arc::new(BoundsCheck {
             gpu: gpu.me.clone(),
             m,
             idx: Mutex::new(Some(idx.clone())),
             len,
             verdict: OnceLock::new(),
-        };
-        out.pending(Arc::new(c))
+        })
+    }
+
+    /// `out`, valid once the check of the kernel just queued with mailbox `m` passes.
+    pub fn guard(gpu: &Gpu, out: Buffer, m: Mailbox, idx: &Source, len: usize) -> Buffer {
+        out.pending(Self::check(gpu, m, idx, len))
+    }
+}
+
+/// A verdict known already: the error of a call that wrote part of a buffer in place before it
+/// failed, for every later use of the buffer.
+pub(crate) struct Failed(pub Error);
+
+impl Pending for Failed {
+    fn resolve(&self) -> Result<()> {
+        Err(self.0.clone())
     }
 }
 

@@ -11,7 +11,7 @@
 //! at a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write
 //! of a sector in memory for every 4-byte value.
 
-use super::bounds::BoundsCheck;
+use super::bounds::{BoundsCheck, Failed};
 use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
@@ -23,6 +23,7 @@ use super::tuning;
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
 use crate::source::Source;
+use std::sync::Arc;
 
 kernel_params!(
     /// `ds_gather`'s parameters: a bad index's position goes to `err` (atomicMax of its
@@ -212,6 +213,39 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
     let err = gpu.mailbox()?;
     scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
+}
+
+/// `out[idx[i]] = vals[i]` into rows `off..off + len` of `buf`, a column that no other sequence
+/// shares: `scatter` without the copy of a base. The buffer keeps the checks it had (a bad
+/// index of the writes that made it stays an error) and gets this scatter's; where the call
+/// itself fails after writing (the partitioned path reads its check), every later use of the
+/// buffer gets that error too.
+pub(crate) fn scatter_in_place(
+    gpu: &Gpu,
+    vals: &Source,
+    idx: &Source,
+    buf: &mut Buffer,
+    off: usize,
+    len: usize,
+) -> Result<()> {
+    if vals.len == 0 {
+        return Ok(());
+    }
+    let out = buf.ptr().add(off * vals.ty().size());
+    if partition_pays(gpu, vals.ty(), idx, len)? {
+        match scatter_partitioned(gpu, vals, idx, out, len) {
+            Err(Error::OutOfMemory { .. }) => {}
+            Err(e) => {
+                buf.add_check(Arc::new(Failed(e.clone())));
+                return Err(e);
+            }
+            Ok(()) => return Ok(()),
+        }
+    }
+    let err = gpu.mailbox()?;
+    scatter_into(gpu, vals, idx, out, len, Some(*err))?;
+    buf.add_check(BoundsCheck::check(gpu, err.keep()?, idx, len));
+    Ok(())
 }
 
 /// `scatter` in one launch (`ds_scatter_base`): the blocks copy the base, wait for each other,

@@ -188,10 +188,11 @@ pub(crate) struct Buffer {
     ptr: Ptr,
     bytes: usize,
     mem: Arc<Pool>,
-    /// A check of the kernel that wrote the buffer, not read yet (a gather's bounds check):
+    /// Checks of the kernels that wrote the buffer, not read yet (a gather's bounds check; an
+    /// in-place scatter's, one per call), earliest first:
     /// whatever reads the buffer first (`column_ptr`, `Gpu::read`) waits for it and gets its
     /// error, as does every later read.
-    check: Option<Arc<dyn Pending>>,
+    check: Vec<Arc<dyn Pending>>,
 }
 
 /// A verdict on a buffer's contents that a kernel leaves on the device and the host reads
@@ -201,6 +202,11 @@ pub(crate) trait Pending: Send + Sync {
     /// Waits for the verdict where it is not known yet; the same answer every time.
     fn resolve(&self) -> Result<()>;
 }
+
+/// The most unread checks a buffer holds: past them, `add_check` reads those it has (a wait for
+/// the stream), so that a loop of in-place writes into one buffer that is never read holds a
+/// bounded number of mailboxes.
+const MAX_CHECKS: usize = 64;
 
 impl Buffer {
     /// `bytes` of uninitialized device memory.
@@ -231,22 +237,30 @@ impl Buffer {
             ptr,
             bytes,
             mem: gpu.mem.clone(),
-            check: None,
+            check: Vec::new(),
         }
     }
 
     /// This buffer, its contents valid only if `check` resolves to `Ok`.
     pub fn pending(mut self, check: Arc<dyn Pending>) -> Buffer {
-        self.check = Some(check);
+        self.check = vec![check];
         self
+    }
+
+    /// Adds `check` to the buffer's checks (a kernel wrote into it in place): it is valid once
+    /// the checks it had and `check` pass. Past `MAX_CHECKS` the earlier ones are read: those
+    /// that passed are let go, the first that failed is kept (its error is the buffer's).
+    pub fn add_check(&mut self, check: Arc<dyn Pending>) {
+        if self.check.len() >= MAX_CHECKS {
+            let failed = self.check.iter().find(|c| c.resolve().is_err()).cloned();
+            self.check = failed.into_iter().collect();
+        }
+        self.check.push(check);
     }
 
     /// `Ok` unless the kernel that wrote the buffer found an error (waits for its check).
     pub fn verify(&self) -> Result<()> {
-        match &self.check {
-            None => Ok(()),
-            Some(c) => c.resolve(),
-        }
+        self.check.iter().try_for_each(|c| c.resolve())
     }
 
     /// A buffer over the memory of a caller's cudarc slice (no copy), which devseq owns from
