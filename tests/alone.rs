@@ -180,6 +180,46 @@ fn fused_scan_and_gather_store_only_their_output() {
     });
 }
 
+/// `scatter_into` a target that nothing else holds writes into its memory (no allocation of its
+/// size, on a GPU and on the host, even with a lazy index sequence); into a target that a clone
+/// shares, it makes the copy, and the clone keeps its elements.
+#[test]
+fn scatter_into_writes_in_place() {
+    let _alone = alone();
+    let d = dev();
+    let n = 1 << 22;
+    let vals = DeviceSeq::from_slice(&d, &[1.5f32; 1000]).unwrap();
+    let idx = DeviceSeq::<u32>::sequence(&d, 1000)
+        .unwrap()
+        .map(|i| i * 4099u32)
+        .unwrap();
+    let out = std::cell::RefCell::new(DeviceSeq::filled(&d, 0f32, n).unwrap().copy().unwrap());
+    allocates_less("scatter_into a target held alone", MIB, || {
+        vals.scatter_into(&idx, &mut out.borrow_mut()).unwrap()
+    });
+    let mut out = out.into_inner();
+    let got = out.to_vec().unwrap();
+    assert_eq!(
+        (got[0], got[1], got[4099], got[999 * 4099]),
+        (1.5, 0.0, 1.5, 1.5)
+    );
+    assert_eq!(got.iter().filter(|&&x| x != 0.0).count(), 1000);
+
+    let keep = out.clone();
+    let twice = DeviceSeq::from_slice(&d, &[2.5f32; 1000]).unwrap();
+    d.synchronize().unwrap();
+    d.reset_peak_memory();
+    let start = d.peak_memory_in_use();
+    twice.scatter_into(&idx, &mut out).unwrap();
+    let growth = d.peak_memory_in_use() - start;
+    assert!(
+        growth >= n * 4,
+        "a shared target is copied: the peak grew by {growth} bytes"
+    );
+    assert_eq!(out.to_vec().unwrap()[4099], 2.5);
+    assert_eq!(keep.to_vec().unwrap(), got, "the clone keeps its elements");
+}
+
 /// A gather's or scatter's result holds its indices (for the bounds check's error) only until
 /// its first use: after it, dropping the indices gives their memory back.
 #[test]

@@ -89,11 +89,10 @@ impl<T: Item> DeviceSeq<T> {
     /// `scatter` into an output range, NumPy's `out[indices] = seq`); where indices repeat, one
     /// of their values lands (which is unspecified).
     ///
-    /// On a GPU, where `out` is stored and no other sequence shares its memory (no clone, slice
-    /// or lazy sequence over it), the values are written into that memory and nothing is
-    /// copied. Else, and on the host, `out` becomes a new sequence, as
-    /// `*out = self.scatter(indices, out)?` makes it; sequences that shared `out`'s memory keep
-    /// their elements either way.
+    /// Where `out` is stored and no other sequence shares its memory (no clone, slice or lazy
+    /// sequence over it), the values are written into that memory and nothing is copied. Else
+    /// `out` becomes a new sequence, as `*out = self.scatter(indices, out)?` makes it;
+    /// sequences that shared `out`'s memory keep their elements either way.
     ///
     /// Cost: in place, one read of the values and indices and one random write per value;
     /// else that of [`scatter`](Self::scatter), which copies `out` first.
@@ -104,9 +103,10 @@ impl<T: Item> DeviceSeq<T> {
     /// `Error::DeviceMismatch`: `out` untouched. `Error::IndexOutOfBounds` for an index not
     /// below `out.len()`, from this call or (on a GPU) from the first use of `out` after it, as
     /// for [`gather`](Self::gather); `self` and `indices` stay intact. Where the call returns
-    /// it, `out` keeps its elements, except after writes into its own memory (a GPU target
-    /// nothing else shares), where it holds the error instead; where the first use of `out`
-    /// returns it, so does every later use. `Error::OutOfMemory`; `Error::Cuda`.
+    /// it, `out` keeps its elements (the host checks every index before it writes), except
+    /// after writes into its own memory on a GPU, where it holds the error instead; where the
+    /// first use of `out` returns it, so does every later use. `Error::OutOfMemory`;
+    /// `Error::Cuda`.
     ///
     /// # Examples
     ///

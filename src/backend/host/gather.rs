@@ -43,10 +43,27 @@ pub(crate) fn scatter<T: Element, I: Index>(
 ) -> Result<Vec<T>> {
     check(idx, base.len())?;
     let mut out = base.to_vec();
+    write(vals, idx, &mut out);
+    Ok(out)
+}
+
+/// `out[idx[i]] = vals[i]` into `out` itself (where indices repeat, the last value lands),
+/// bounds-checked before anything is written.
+pub(crate) fn scatter_in_place<T: Element, I: Index>(
+    vals: &HostSrc<'_, T>,
+    idx: &HostSrc<'_, I>,
+    out: &mut [T],
+) -> Result<()> {
+    check(idx, out.len())?;
+    write(vals, idx, out);
+    Ok(())
+}
+
+/// The writes of a scatter whose indices are checked.
+fn write<T: Element, I: Index>(vals: &HostSrc<'_, T>, idx: &HostSrc<'_, I>, out: &mut [T]) {
     for c in 0..vals.chunks() {
         for (x, i) in vals.chunk(c).iter().zip(idx.chunk(c).iter()) {
             out[i.to_u64() as usize] = *x;
         }
     }
-    Ok(out)
 }

@@ -118,6 +118,7 @@ pub(crate) struct HostStore {
 trait HostData: Send + Sync {
     fn bytes(&self) -> &[u8];
     fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 impl<T: Element> HostData for Vec<T> {
@@ -125,6 +126,9 @@ impl<T: Element> HostData for Vec<T> {
         bytemuck::cast_slice(self)
     }
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
 }
@@ -497,6 +501,25 @@ impl Backend for HostBackend {
                 _ => gather::scatter(&v, &HostSrc::<u64>::new(idx)?, &b)?,
             };
             column(out)
+        })
+    }
+
+    fn scatter_into(&self, vals: &Source, idx: &Source, out: &mut Source) -> Result<()> {
+        with_type!(vals.ty(), T => {
+            // In place where `out` is one stored column whose memory nothing else holds.
+            if let Some(col) = out.column_mut()
+                && let (off, len) = (col.off, col.len)
+                && let Some(store) = Arc::get_mut(&mut col.store)
+                && let Some(host) = (store as &mut dyn Any).downcast_mut::<HostStore>()
+                && let Some(data) = host.data.as_any_mut().downcast_mut::<Vec<T>>()
+            {
+                let (v, rows) = (HostSrc::<T>::new(vals)?, &mut data[off..off + len]);
+                return match idx.ty() {
+                    ScalarType::U32 => gather::scatter_in_place(&v, &HostSrc::<u32>::new(idx)?, rows),
+                    _ => gather::scatter_in_place(&v, &HostSrc::<u64>::new(idx)?, rows),
+                };
+            }
+            super::scatter_anew(self, vals, idx, out)
         })
     }
 
