@@ -207,17 +207,14 @@ impl Source {
         }
     }
 
-    /// The column to write into, where the source is one stored column (see `as_column`).
-    pub fn column_mut(&mut self) -> Option<&mut Column> {
-        match self.graph.nodes.as_slice() {
-            [
-                Node {
-                    kind: Kind::Column(0),
-                    ..
-                },
-            ] => self.columns.first_mut(),
-            _ => None,
-        }
+    /// The storage (of a backend's type `S`) of the stored column this source is, and the
+    /// column's rows in it (offset, length), where nothing else holds that storage: no other
+    /// sequence, slice or lazy sequence would see writes into it (in-place writes).
+    pub fn sole_storage_mut<S: Storage>(&mut self) -> Option<(&mut S, usize, usize)> {
+        self.as_column()?;
+        let col = self.columns.first_mut()?;
+        let store: &mut dyn Any = Arc::get_mut(&mut col.store)?;
+        Some((store.downcast_mut::<S>()?, col.off, col.len))
     }
 
     /// Whether the only column this source reads is `col`, from the same row (so that its

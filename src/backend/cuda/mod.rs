@@ -183,11 +183,8 @@ impl Backend for CudaBackend {
     fn scatter_into(&self, vals: &Source, idx: &Source, out: &mut Source) -> Result<()> {
         // In place where `out` is one stored column whose memory nothing else holds (no other
         // sequence, slice or lazy sequence over it: those would see the writes).
-        if let Some(col) = out.column_mut()
-            && let Some(store) = Arc::get_mut(&mut col.store)
-            && let Some(buf) = (store as &mut dyn std::any::Any).downcast_mut::<Buffer>()
-        {
-            return gather::scatter_in_place(&self.gpu, vals, idx, buf, col.off, col.len);
+        if let Some((buf, off, len)) = out.sole_storage_mut::<Buffer>() {
+            return gather::scatter_in_place(&self.gpu, vals, idx, buf, off, len);
         }
         super::scatter_anew(self, vals, idx, out)
     }

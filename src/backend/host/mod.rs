@@ -507,10 +507,7 @@ impl Backend for HostBackend {
     fn scatter_into(&self, vals: &Source, idx: &Source, out: &mut Source) -> Result<()> {
         with_type!(vals.ty(), T => {
             // In place where `out` is one stored column whose memory nothing else holds.
-            if let Some(col) = out.column_mut()
-                && let (off, len) = (col.off, col.len)
-                && let Some(store) = Arc::get_mut(&mut col.store)
-                && let Some(host) = (store as &mut dyn Any).downcast_mut::<HostStore>()
+            if let Some((host, off, len)) = out.sole_storage_mut::<HostStore>()
                 && let Some(data) = host.data.as_any_mut().downcast_mut::<Vec<T>>()
             {
                 let (v, rows) = (HostSrc::<T>::new(vals)?, &mut data[off..off + len]);
