@@ -16,7 +16,7 @@
 // every float component of a combination is computed, the combination without and the making
 // canonical alone: canon(raw(raw(a, b), c)) has the bits of (a f b) f c, since a NaN's bits
 // change no result but NaN ones; else operator() and nothing), head(x) (a segmented
-// combiner's head flag), at/vec (an item from the component sources), stage/staged (a tile's
+// combiner's head flag), at/vec (an item from the component sources), stage/stage_wait/staged (a tile's
 // stored components in shared memory), store_round (the stored components of VEC items; WHOLE:
 // all before n), from_words and to_words (an item as compute bits, one word a component).
 #pragma once
@@ -443,7 +443,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const u64 tb = (u64)tile * TILE;
   const u64 n = p.n;
   F::template stage<BLOCK, R, VEC>(n, tb, m_tile, s...);
-  stage_wait();
+  F::template stage_wait<BLOCK, R, VEC>(tb, m_tile, s...);
   const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
   // How many of the thread's items of round r are before the end.
   auto present = [&](int r) {

@@ -113,11 +113,13 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // elements is written, and a thread holds half its items at a time (all of them at once,
   // through the barrier, spilled at 64 registers).
   constexpr int H = R / 2 > 0 ? R / 2 : 1;
+  // (Not taken from the scan's total above: set there, by warp 0, the positions compacted by
+  // stored byte flags spilled 40 bytes a thread, against 4.)
   __shared__ K tile_kept;
   constexpr u32 ROUND = (1u << VEC) - 1;
   if (threadIdx.x == BLOCK - 1) tile_kept = a[R - 1] + (K)__popc(mask >> ((R - 1) * VEC) & ROUND);
   auto take = [&](int r, T (&v)[VEC]) {
-    if constexpr (STAGED) staged_round<BLOCK, VEC>(stage, r, v);
+    if constexpr (STAGED) src_staged_round<BLOCK, VEC>(s, tb, stage, r, v);
     else src_round<BLOCK, VEC>(s, n, tb, r, v, T{});
   };
   auto move = [&](int r, const T (&v)[VEC]) {

@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanPara
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * TILE;
   src_stage<BLOCK, R, VEC>(s, n, tb, s_tile, T{});
-  stage_wait();
+  src_stage_wait<BLOCK, R, VEC>(s, tb, s_tile);
   // The thread's items of round r, the operator's neutral past the end.
   const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
   auto items = [&](int r, C (&x)[VEC]) {

@@ -245,11 +245,11 @@ DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
 // and each round's fold, for a whole tile (W) or the last.
 template <bool W, bool STAGED, class Op, class F, int BLOCK, class S, class Fl, class T, class V,
           int R, int VEC>
-DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, const T* stage,
+DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, T* stage,
                          T (&raw)[R][VEC], u32& heads, u32& valid, V (&a)[R]) {
   if constexpr (STAGED) {
     seg_heads<W, BLOCK, R, VEC>(flags, n, tb, heads, valid);
-    stage_wait();
+    src_stage_wait<BLOCK, R, VEC>(s, tb, stage);
     staged_rounds<BLOCK, R, VEC>(stage, raw);
   } else {
     seg_load<W, BLOCK>(s, flags, n, tb, raw, heads, valid);

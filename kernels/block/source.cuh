@@ -3,6 +3,10 @@
 //   typedef T            the element type (storage type);
 //   PLAIN                whether it is one stored column `p` of T (kernels may then copy
 //                        straight from memory, e.g. with cp.async);
+//   ONE                  whether it is computed from one stored column `c0` of elements L
+//                        as wide as its own, each row from that row's element only (a map
+//                        of one column; `vec_from` computes it from elements already read):
+//                        src_stage then copies that column as a plain one's;
 //   READS                whether it reads memory at all (a sequence of positions, constants
 //                        or random numbers do not: they are computed from the index);
 //   AVEC                 0, or the element count of the vectors its columns are aligned for:
@@ -28,6 +32,7 @@ template <class S, int VEC> struct vec_ok {
 template <class T_, int AVEC_> struct Col {
   typedef T_ T;
   static constexpr bool PLAIN = true;
+  static constexpr bool ONE = false;
   static constexpr bool READS = true;
   static constexpr int AVEC = AVEC_;
   const T* __restrict__ p;
@@ -90,20 +95,72 @@ DS_DEV void src_elementwise(const S& s, u64 n, u64 tb, typename S::T (&x)[R][VEC
   }
 }
 
+// Whether src_stage stages source S, read in vectors of VEC, as its one column (ONE): whole
+// vectors of 4, 8 or 16 bytes, which cp.async copies.
+template <class S, int VEC> struct stages_column {
+  static constexpr int BYTES = VEC * sizeof(typename S::T);
+  static constexpr bool value =
+      !S::PLAIN && S::ONE && (BYTES == 4 || BYTES == 8 || BYTES == 16);
+};
+
 // A tile into shared memory, element k of the tile at t[k], each thread the items it holds in
-// src_rounds (stage_rounds' layout): a plain column by asynchronous copies (stage_rounds), any
-// other source computed and stored. A thread reads back only what it wrote, after stage_wait.
+// src_rounds (stage_rounds' layout): a plain column by asynchronous copies (stage_rounds); a
+// source computed from one column of elements as wide as its own (ONE) the same way, that
+// column's elements, computed once they arrive; any other source computed and stored. Then
+// either src_stage_wait, which computes a ONE source's items in place, and staged_round
+// reads them (kernels that read an item more than once), or stage_wait and src_staged_round,
+// which computes each item as it reads it. A thread reads back only what it wrote.
+//
+// Computed as they were loaded (a round at a time through registers), the lazy input of a scan
+// ran 7% slower than a stored one at 2^28 (transform_scan_u32 0.818 ms, inclusive_scan_add_i32
+// 0.759, H100, run 232): its loads were no longer all in flight at once.
 template <int BLOCK, int R, int VEC, class S>
 DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T fill) {
   typedef typename S::T T;
   constexpr int BYTES = VEC * sizeof(T);
   if constexpr (S::PLAIN && (BYTES == 4 || BYTES == 8 || BYTES == 16)) {
     stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.p, n, tb, t, fill);
+  } else if constexpr (stages_column<S, VEC>::value) {
+    typedef typename S::L L;
+    static_assert(sizeof(L) == sizeof(T), "the column's elements take the source's places");
+    stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.c0, n, tb, (L*)t, L{});
   } else {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       T v[VEC];
       src_round<BLOCK, VEC>(s, n, tb, r, v, fill);
+      store_vec<T, VEC>(t + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
+    }
+  }
+}
+
+// Round r of the thread's items staged by src_stage and awaited by stage_wait: a source
+// staged as its column is computed from the column's elements (past n: from whatever they
+// hold; callers do not use those).
+template <int BLOCK, int VEC, class S>
+DS_DEV void src_staged_round(const S& s, u64 tb, const typename S::T* t, int r,
+                             typename S::T (&v)[VEC]) {
+  if constexpr (stages_column<S, VEC>::value) {
+    typedef typename S::L L;
+    L a[VEC];
+    staged_round<BLOCK, VEC>((const L*)t, r, a);
+    s.template vec_from<VEC>(item_index<BLOCK, VEC>(tb, r, 0), a, L{}, v);
+  } else {
+    staged_round<BLOCK, VEC>(t, r, v);
+  }
+}
+
+// Waits for the thread's copies of src_stage; a source staged as its column is then computed
+// in place, so that staged_round reads its items.
+template <int BLOCK, int R, int VEC, class S>
+DS_DEV void src_stage_wait(const S& s, u64 tb, typename S::T* t) {
+  typedef typename S::T T;
+  stage_wait();
+  if constexpr (stages_column<S, VEC>::value) {
+#pragma unroll 4
+    for (int r = 0; r < R; ++r) {
+      T v[VEC];
+      src_staged_round<BLOCK, VEC>(s, tb, t, r, v);
       store_vec<T, VEC>(t + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
     }
   }

@@ -348,6 +348,20 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         );
     }
     let _ = writeln!(s, "  }}");
+    // Waits for the copies; components staged as their one column are computed in place.
+    let _ = writeln!(
+        s,
+        "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void stage_wait(u64 tb, unsigned char* m, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
+        tparams.join(", "),
+        args.join(", ")
+    );
+    for (j, o) in offsets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "    ds::src_stage_wait<BLOCK, R, VEC>(s{j}, tb, (typename S{j}::T*)(m + TILE * {o}));"
+        );
+    }
+    let _ = writeln!(s, "  }}");
     let _ = writeln!(
         s,
         "  template <int BLOCK, int VEC> static DS_DEV void staged(const unsigned char* m, u64 tile, int r, V (&v)[VEC]) {{"

@@ -205,7 +205,7 @@ fn instances() -> Vec<KernelKey> {
         Source::map(&[&col(ScalarType::F32), &at], &word, 10),
         Source::map(&[&col(ScalarType::U8)], &bytes, 10),
     ]));
-    v.extend(scan::check::variants());
+    v.extend(scan::check::variants(&lazy));
     // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
     let heads = Source::head_flags(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
     let flags = [
@@ -214,7 +214,22 @@ fn instances() -> Vec<KernelKey> {
         SourceKey::assuming(&heads, 0),
         neighbours(),
     ];
-    v.extend(segment::check::variants(&flags));
+    // 8-byte values (whose tiles wait in shared memory): one column mapped (an f64 and the
+    // spilling i64), and two.
+    let twice = trace(&[ScalarType::F64], |a, id| {
+        Expr::<f64>::from_node(id, a[0]) * 2.0
+    })
+    .unwrap();
+    let mut wide = vec![SourceKey::assuming(
+        &Source::map(&[&col(ScalarType::F64)], &twice, 10),
+        2,
+    )];
+    wide.extend(
+        lazy.iter()
+            .filter(|s| s.ty.size() == 8 && s.avec == 2)
+            .cloned(),
+    );
+    v.extend(segment::check::variants(&flags, &wide));
     // copy_if's flags: a comparison of the f32 values' own column.
     let below = trace(&[ScalarType::F32], |a, id| {
         Expr::<f32>::from_node(id, a[0]).lt(0.5f32).cast::<u8>()

@@ -86,9 +86,19 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    /// The instances a compile check builds; for each of `lazy`, its inclusive sum and
+    /// exclusive maximum.
+    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
+        for s in lazy {
+            for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
+                v.push(KernelKey {
+                    functor: None,
+                    family: key(s.ty, op, exclusive).into(),
+                    sources: vec![s.clone()],
+                });
+            }
+        }
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
             for op in Op::ALL

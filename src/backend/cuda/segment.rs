@@ -331,8 +331,16 @@ pub(crate) mod check {
     use crate::backend::cuda::source::SourceKey;
 
     /// The instances a compile check builds.
-    pub(crate) fn variants(lazy_flags: &[SourceKey]) -> Vec<KernelKey> {
+    /// ... and, for each of `lazy_values`, its inclusive sum under stored flags.
+    pub(crate) fn variants(lazy_flags: &[SourceKey], lazy_values: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
+        for s in lazy_values {
+            v.push(KernelKey {
+                functor: None,
+                family: scan_key(s.ty, Op::Add, false).into(),
+                sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, s.avec)],
+            });
+        }
         for f in lazy_flags {
             let (ty, vec) = (ScalarType::F32, tuning::vec(4));
             v.push(KernelKey {

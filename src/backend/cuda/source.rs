@@ -262,6 +262,13 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let _ = writeln!(s, "struct S{k} {{");
     let _ = writeln!(s, "  typedef {t} T;");
     let _ = writeln!(s, "  static constexpr bool PLAIN = false;");
+    // One column of elements as wide as the source's, each row computed from its own: kernels
+    // may stage that column and compute the source from it (`ONE`, kernels/block/source.cuh).
+    let one = cols.len() == 1 && heads.is_empty() && cols[0].size() == key.ty.size();
+    let _ = writeln!(s, "  static constexpr bool ONE = {one};");
+    if one {
+        let _ = writeln!(s, "  typedef {} L;", cols[0].name());
+    }
     let _ = writeln!(s, "  static constexpr bool READS = {};", !cols.is_empty());
     let _ = writeln!(s, "  static constexpr int AVEC = {};", key.avec);
     for (i, ty) in cols.iter().enumerate() {
