@@ -244,10 +244,10 @@ fn instances() -> Vec<KernelKey> {
         ),
     ];
     v.extend(compact::check::variants(&positions, &flags, &own));
-    v.extend(gather::check::variants());
+    v.extend(gather::check::variants(&lazy));
     v.extend(sort::check::variants(&positions));
     v.extend(combine::check::variants());
-    v.extend(histogram::check::variants());
+    v.extend(histogram::check::variants(&lazy));
     v.extend(assoc::check::variants());
     v.extend(search::check::variants(&positions));
     v.extend(merge::check::variants(&positions));

@@ -325,10 +325,35 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    /// The instances a compile check builds; for each of `lazy`, its gather by u32 indices and
+    /// its scatter (values) by them.
+    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
         let sh = tuning::gather();
         let mut v = Vec::new();
+        for s in lazy {
+            let i = ScalarType::U32;
+            let w = vec(s.ty, i);
+            v.push(KernelKey {
+                functor: None,
+                family: GatherKey {
+                    block: sh.block,
+                    vec: w,
+                    rounds: sh.rounds,
+                }
+                .into(),
+                sources: vec![s.clone(), SourceKey::plain(i, w)],
+            });
+            v.push(KernelKey {
+                functor: None,
+                family: ScatterKey {
+                    block: sh.block,
+                    vec: w,
+                    rounds: sh.rounds,
+                }
+                .into(),
+                sources: vec![s.clone(), SourceKey::plain(i, w)],
+            });
+        }
         for i in [ScalarType::U32, ScalarType::U64] {
             v.push(KernelKey {
                 functor: None,

@@ -87,9 +87,16 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    /// The instances a compile check builds; each of `lazy` into 256 bins.
+    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
+        for s in lazy {
+            v.push(KernelKey {
+                functor: None,
+                family: key(s.ty, 256).into(),
+                sources: vec![s.clone()],
+            });
+        }
         for t in ScalarType::ALL {
             let vec = tuning::vec(t.size());
             for (bins, avec) in [(256, vec), (100_000, 0)] {
