@@ -16,9 +16,10 @@
 // every float component of a combination is computed, the combination without and the making
 // canonical alone: canon(raw(raw(a, b), c)) has the bits of (a f b) f c, since a NaN's bits
 // change no result but NaN ones; else operator() and nothing), head(x) (a segmented
-// combiner's head flag), at/vec (an item from the component sources), stage/stage_wait/staged (a tile's
-// stored components in shared memory), store_round (the stored components of VEC items; WHOLE:
-// all before n), from_words and to_words (an item as compute bits, one word a component).
+// combiner's head flag), at/vec (an item from the component sources), stage, stage_wait and
+// staged (a tile's stored components in shared memory: src_stage and src_stage_wait of each),
+// store_round (the stored components of VEC items; WHOLE: all before n), from_words and
+// to_words (an item as compute bits, one word a component).
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"

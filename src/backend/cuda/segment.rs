@@ -330,8 +330,8 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds.
-    /// ... and, for each of `lazy_values`, its inclusive sum under stored flags.
+    /// The instances a compile check builds; for each of `lazy_values`, also its inclusive sum
+    /// under stored flags.
     pub(crate) fn variants(lazy_flags: &[SourceKey], lazy_values: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for s in lazy_values {
