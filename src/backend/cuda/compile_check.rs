@@ -245,7 +245,7 @@ fn instances() -> Vec<KernelKey> {
     ];
     v.extend(compact::check::variants(&positions, &flags, &own));
     v.extend(gather::check::variants(&lazy));
-    v.extend(sort::check::variants(&positions));
+    v.extend(sort::check::variants(&positions, &lazy));
     v.extend(combine::check::variants());
     v.extend(histogram::check::variants(&lazy));
     v.extend(assoc::check::variants());

@@ -378,10 +378,39 @@ pub(crate) mod check {
     }
 
     /// The instances a compile check builds: both tile sizes of the passes (a few keys and
-    /// many, on an H100's count of multiprocessors).
-    pub(crate) fn variants(lazy_positions: &[SourceKey]) -> Vec<KernelKey> {
+    /// many, on an H100's count of multiprocessors); for each of `lazy_keys`, the histogram and
+    /// the passes of a sort of them (keys alone).
+    pub(crate) fn variants(
+        lazy_positions: &[SourceKey],
+        lazy_keys: &[SourceKey],
+    ) -> Vec<KernelKey> {
         let arch = h100();
         let mut v = Vec::new();
+        for k in lazy_keys {
+            v.push(KernelKey {
+                functor: None,
+                family: SortHistKey {
+                    desc: false,
+                    block: tuning::FLAT_BLOCK,
+                }
+                .into(),
+                sources: vec![k.clone()],
+            });
+            for n in [0, 1 << 30] {
+                let pk = pass_key(k.ty, None, false, n, &arch);
+                let mut family = vec![pk.into()];
+                if n == 0 {
+                    family.push(tile_key(pk).into());
+                }
+                for family in family {
+                    v.push(KernelKey {
+                        functor: None,
+                        family,
+                        sources: vec![k.clone(), k.clone()],
+                    });
+                }
+            }
+        }
         for t in ScalarType::ALL {
             for desc in [false, true] {
                 for avec in [tuning::vec(t.size()), 0] {
