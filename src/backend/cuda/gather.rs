@@ -329,30 +329,32 @@ pub(crate) mod check {
     /// its scatter (values) by them.
     pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
         let sh = tuning::gather();
+        let gather = |w: u32, sources: Vec<SourceKey>| KernelKey {
+            functor: None,
+            family: GatherKey {
+                block: sh.block,
+                vec: w,
+                rounds: sh.rounds,
+            }
+            .into(),
+            sources,
+        };
+        let scatter = |w: u32, sources: Vec<SourceKey>| KernelKey {
+            functor: None,
+            family: ScatterKey {
+                block: sh.block,
+                vec: w,
+                rounds: sh.rounds,
+            }
+            .into(),
+            sources,
+        };
         let mut v = Vec::new();
         for s in lazy {
             let i = ScalarType::U32;
             let w = vec(s.ty, i);
-            v.push(KernelKey {
-                functor: None,
-                family: GatherKey {
-                    block: sh.block,
-                    vec: w,
-                    rounds: sh.rounds,
-                }
-                .into(),
-                sources: vec![s.clone(), SourceKey::plain(i, w)],
-            });
-            v.push(KernelKey {
-                functor: None,
-                family: ScatterKey {
-                    block: sh.block,
-                    vec: w,
-                    rounds: sh.rounds,
-                }
-                .into(),
-                sources: vec![s.clone(), SourceKey::plain(i, w)],
-            });
+            v.push(gather(w, vec![s.clone(), SourceKey::plain(i, w)]));
+            v.push(scatter(w, vec![s.clone(), SourceKey::plain(i, w)]));
         }
         for i in [ScalarType::U32, ScalarType::U64] {
             v.push(KernelKey {
@@ -366,26 +368,14 @@ pub(crate) mod check {
             for t in ScalarType::ALL {
                 let w = vec(t, i);
                 for avec in [w, 0] {
-                    v.push(KernelKey {
-                        functor: None,
-                        family: GatherKey {
-                            block: sh.block,
-                            vec: w,
-                            rounds: sh.rounds,
-                        }
-                        .into(),
-                        sources: vec![SourceKey::plain(t, 1), SourceKey::plain(i, avec)],
-                    });
-                    v.push(KernelKey {
-                        functor: None,
-                        family: ScatterKey {
-                            block: sh.block,
-                            vec: w,
-                            rounds: sh.rounds,
-                        }
-                        .into(),
-                        sources: vec![SourceKey::plain(t, avec), SourceKey::plain(i, avec)],
-                    });
+                    v.push(gather(
+                        w,
+                        vec![SourceKey::plain(t, 1), SourceKey::plain(i, avec)],
+                    ));
+                    v.push(scatter(
+                        w,
+                        vec![SourceKey::plain(t, avec), SourceKey::plain(i, avec)],
+                    ));
                     v.push(KernelKey {
                         functor: None,
                         family: ScatterBaseKey {

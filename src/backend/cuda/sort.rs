@@ -385,19 +385,19 @@ pub(crate) mod check {
         lazy_keys: &[SourceKey],
     ) -> Vec<KernelKey> {
         let arch = h100();
-        let mut v = Vec::new();
-        for k in lazy_keys {
-            v.push(KernelKey {
-                functor: None,
-                family: SortHistKey {
-                    desc: false,
-                    block: tuning::FLAT_BLOCK,
-                }
-                .into(),
-                sources: vec![k.clone()],
-            });
+        let hist = |desc: bool, key: SourceKey| KernelKey {
+            functor: None,
+            family: SortHistKey {
+                desc,
+                block: tuning::FLAT_BLOCK,
+            }
+            .into(),
+            sources: vec![key],
+        };
+        // The passes of a few keys and of many, and the one-block sort (of few).
+        let passes = |v: &mut Vec<KernelKey>, t, u, desc, keys: &SourceKey, vals: &SourceKey| {
             for n in [0, 1 << 30] {
-                let pk = pass_key(k.ty, None, false, n, &arch);
+                let pk = pass_key(t, u, desc, n, &arch);
                 let mut family = vec![pk.into()];
                 if n == 0 {
                     family.push(tile_key(pk).into());
@@ -406,44 +406,27 @@ pub(crate) mod check {
                     v.push(KernelKey {
                         functor: None,
                         family,
-                        sources: vec![k.clone(), k.clone()],
+                        sources: vec![keys.clone(), vals.clone()],
                     });
                 }
             }
+        };
+        let mut v = Vec::new();
+        for k in lazy_keys {
+            v.push(hist(false, k.clone()));
+            passes(&mut v, k.ty, None, false, k, k);
         }
         for t in ScalarType::ALL {
             for desc in [false, true] {
                 for avec in [tuning::vec(t.size()), 0] {
-                    v.push(KernelKey {
-                        functor: None,
-                        family: SortHistKey {
-                            desc,
-                            block: tuning::FLAT_BLOCK,
-                        }
-                        .into(),
-                        sources: vec![SourceKey::plain(t, avec)],
-                    });
+                    v.push(hist(desc, SourceKey::plain(t, avec)));
                 }
-                // The passes of a few keys and of many, and the one-block sort (of few).
                 let k = SourceKey::plain(t, 1);
                 let values = std::iter::once((None, k.clone()))
                     .chain(ScalarType::ALL.map(|u| (Some(u), SourceKey::plain(u, 1))))
                     .chain(lazy_positions.iter().map(|p| (Some(p.ty), p.clone())));
                 for (u, vk) in values {
-                    for n in [0, 1 << 30] {
-                        let pk = pass_key(t, u, desc, n, &arch);
-                        let mut family = vec![pk.into()];
-                        if n == 0 {
-                            family.push(tile_key(pk).into());
-                        }
-                        for family in family {
-                            v.push(KernelKey {
-                                functor: None,
-                                family,
-                                sources: vec![k.clone(), vk.clone()],
-                            });
-                        }
-                    }
+                    passes(&mut v, t, u, desc, &k, &vk);
                 }
             }
         }
