@@ -296,7 +296,9 @@ __global__ void __launch_bounds__(BLOCK) ds_assoc_scan(const AssocParams p, cons
       for (int j = 1; j < VEC; ++j)
         if (j < m[r]) a[r].v = g.f(a[r].v, x[r][j]);
     }
-    tile_scan_with<BLOCK, R, true>(a, g, G::none(), [&](const O& total) {
+    // (The total by value: taken by reference to its shared-memory copy, the f64 x u64 tuple
+    // instance spilled 12 bytes a thread.)
+    tile_scan_with<BLOCK, R, true>(a, g, G::none(), [&](O total) {
       const O c = carry;
       carry = g(carry, total);
       return c;

@@ -108,8 +108,11 @@ DS_DEV u32 shared_address(const void* p) {
 // or not anything reads the lines again: on an H100 at 2^28 (2026-11-25, run 113) the staged
 // scan of i32 0.755 ms against 0.806 with .cg, of i64 1.683 against 1.762; compaction
 // (copy_if_f32, flags computed from the stage) 0.68-0.70 against 0.74-0.76 (run 112).
+template <int BYTES> struct cp_async_copies {
+  static constexpr bool value = BYTES == 4 || BYTES == 8 || BYTES == 16;
+};
 template <int BYTES> DS_DEV void cp_async(void* s, const void* p) {
-  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(cp_async_copies<BYTES>::value, "cp.async copies 4, 8 or 16 bytes");
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(s)), "l"(p),
                "n"(BYTES) : "memory");
 }

@@ -29,10 +29,17 @@ struct alignas(32) Slot {
   u64 w[4];
 };
 
-// A (value, segment-head flag) pair: the element of segmented scans.
-template <class C> struct SegPair {
+// A (value, segment-head flag) pair: the element of segmented scans. For 8-byte values the
+// padding after the flag is a field (never read): as padding, copies of the pair moved its bytes
+// one by one, and the look-back of the 8-byte integer segmented scans spilled 12 bytes a thread.
+template <class C, bool WIDE = (sizeof(C) > 4)> struct SegPair {
   C v;
   u32 f;
+};
+template <class C> struct SegPair<C, true> {
+  C v;
+  u32 f;
+  u32 spare;
 };
 
 // Values v that absorb everything before them, f(x, v) == v bit for bit for every x. A tile
@@ -45,9 +52,9 @@ template <class V> struct absorbing {
   static constexpr bool any = false;
   static DS_DEV bool test(const V&) { return false; }
 };
-template <class C> struct absorbing<SegPair<C>> {
+template <class C, bool W> struct absorbing<SegPair<C, W>> {
   static constexpr bool any = true;
-  static DS_DEV bool test(const SegPair<C>& v) { return v.f != 0; }
+  static DS_DEV bool test(const SegPair<C, W>& v) { return v.f != 0; }
 };
 
 // Memory-model accesses for the slots (PTX, sm_70 and later): a relaxed 64-bit access is
@@ -318,7 +325,7 @@ DS_DEV void tile_publish_inclusive(Slot* status, u32 tiles, u32 tile, u32 epoch,
     SlotIO<V>::put(Status{status, tiles}.inc(tile), f(prefix, aggregate), epoch);
 }
 template <class V, class F>
-DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
+DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
                        const F& f, V neutral) {
   typedef SlotIO<V> IO;
   // Windows read at once: 4 (8 did worse: more reads, each poll); 1 for values split over
@@ -485,7 +492,7 @@ DS_DEV V tile_lookback_grouped(Slot* status, u32 tiles, u32 tile, u32 epoch, V a
 }
 
 template <class V, class F>
-DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, V aggregate, V first,
+DS_DEV V tile_prefix(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
                      const F& f, V neutral) {
   if (lane_id() == 0) tile_publish(status, tiles, tile, epoch, aggregate);
   return tile_lookback(status, tiles, tile, epoch, aggregate, first, f, neutral);

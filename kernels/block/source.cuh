@@ -98,9 +98,8 @@ DS_DEV void src_elementwise(const S& s, u64 n, u64 tb, typename S::T (&x)[R][VEC
 // Whether src_stage stages source S, read in vectors of VEC, as its one column (ONE): whole
 // vectors of 4, 8 or 16 bytes, which cp.async copies.
 template <class S, int VEC> struct stages_column {
-  static constexpr int BYTES = VEC * sizeof(typename S::T);
   static constexpr bool value =
-      !S::PLAIN && S::ONE && (BYTES == 4 || BYTES == 8 || BYTES == 16);
+      !S::PLAIN && S::ONE && cp_async_copies<VEC * sizeof(typename S::T)>::value;
 };
 
 // A tile into shared memory, element k of the tile at t[k], each thread the items it holds in
@@ -117,8 +116,7 @@ template <class S, int VEC> struct stages_column {
 template <int BLOCK, int R, int VEC, class S>
 DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T fill) {
   typedef typename S::T T;
-  constexpr int BYTES = VEC * sizeof(T);
-  if constexpr (S::PLAIN && (BYTES == 4 || BYTES == 8 || BYTES == 16)) {
+  if constexpr (S::PLAIN && cp_async_copies<VEC * sizeof(T)>::value) {
     stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.p, n, tb, t, fill);
   } else if constexpr (stages_column<S, VEC>::value) {
     typedef typename S::L L;
