@@ -13,8 +13,7 @@ namespace ds {
 // round, then one warp scan over the R x warps chunk totals (one or two a lane, in order), then
 // the tile prefix of the deterministic look-back; so results are bitwise reproducible.
 // `tile_scan_with` is the same with the tile prefix given by `prefix(total)`, called by all
-// lanes of warp 0 with a reference to the tile's aggregate in shared memory (tile_scan_rounds
-// passes the look-back).
+// lanes of warp 0 with the tile's aggregate (tile_scan_rounds passes the look-back).
 template <int BLOCK, int R, bool WEX_SMEM, class V, class F, class P>
 DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   constexpr int NW = BLOCK / WARP;
@@ -27,7 +26,14 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   // (Kernels whose tiles wait in shared memory already, WEX_SMEM false, keep them in registers.)
   constexpr bool WEX_SHARED = WEX_SMEM && sizeof(V) > 4 && sizeof(V) * R * BLOCK <= 24 * 1024;
   __shared__ V s_chunk[CHUNKS];
-  __shared__ V s_lex[WARP];
+  // Values wider than 8 bytes (the pairs of 8-byte values) do not wait in registers through the
+  // look-back (`prefix`): the tile's total, each lane's prefix and the chunk totals wait in
+  // shared memory. Held in registers, the 8-byte segmented scans at 64 registers spilled 80-88
+  // bytes a thread (ptxas), and segmented_scan_add_i64 at 2^28 took 2.09 ms against 1.80 (H100,
+  // 2026-11-27, run 237); parked for every value, the 4-byte segmented scans ran 2% slower. The
+  // combination order is the same either way.
+  constexpr bool PARK = sizeof(V) > 8;
+  __shared__ V s_lex[PARK ? WARP : 1];
   __shared__ V s_total;
   __shared__ V s_wex[WEX_SHARED ? R : 1][WEX_SHARED ? BLOCK : 1];
   const int lane = lane_id();
@@ -55,23 +61,26 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
     const V inc = warp_scan_incl(t, f);
     V ex = shfl_up(inc, 1);
     if (lane == 0) ex = neutral;
-    // Through the look-back (`prefix`) the tile's total, the lane's prefix and the chunk totals
-    // wait in shared memory, not in registers: held there, the 8-byte segmented scans at 64
-    // registers spilled 80-88 bytes a thread (ptxas), none now; the combination order is as
-    // before.
-    if (lane == WARP - 1) s_total = inc;
-    s_lex[lane] = ex;
-    __syncwarp();
-    const V pre = prefix(s_total);
-    V p = f(pre, s_lex[lane]);
+    V p;
+    if constexpr (PARK) {
+      if (lane == WARP - 1) s_total = inc;
+      s_lex[lane] = ex;
+      __syncwarp();
+      const V pre = prefix(s_total);
+      p = f(pre, s_lex[lane]);
+#pragma unroll
+      for (int q = 0; q < CPL; ++q) {
+        const int k = lane * CPL + q;
+        c[q] = k < CHUNKS ? s_chunk[k] : neutral;
+      }
+    } else {
+      p = f(prefix(shfl_idx(inc, WARP - 1)), ex);
+    }
 #pragma unroll
     for (int q = 0; q < CPL; ++q) {
       const int k = lane * CPL + q;
-      if (k < CHUNKS) {
-        const V cq = s_chunk[k];
-        s_chunk[k] = p;
-        p = f(p, cq);
-      }
+      if (k < CHUNKS) s_chunk[k] = p;
+      p = f(p, c[q]);
     }
   }
   __syncthreads();
