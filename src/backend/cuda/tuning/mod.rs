@@ -173,26 +173,25 @@ pub(crate) fn seg(size: usize) -> Shape {
     }
 }
 
-/// The segmented scans: `seg`'s shape and `register_min_blocks` (for 8-byte values 8 rounds x
-/// 3 blocks a multiprocessor; 8-byte integers, `exact`, have their own knobs). Their look-back also walks back by trees
-/// over exact aggregates, more code beside the tile: ptxas put 550 bytes a thread on the stack
-/// at 8 rounds x 3 blocks, 440 at 4 x 4 (136 at 8 x 3 with the look-back left out). On an
-/// H100 (2026-11-25, runs 101-102, heads every 1000) an i64 segmented scan of 2^28 took 2.39
-/// ms at 4 x 4 against 3.48 at 8 x 3 (2.75 at 4 x 3), and f64's (a left fold) 2.10 against
-/// 2.04, so floats keep 8 x 3. Since 8-byte items wait in shared memory through the
-/// look-back (2026-11-25, run 119): i64 2.25 ms at 4 x 4 against 2.28-2.30 at 8 x 3, f64
-/// 1.79-1.80 at 8 x 3. At 4 x 4 ptxas spilled 80-88 bytes a thread of the 8-byte integer
-/// instances, and at 4 x 3 none, but that ran 12% slower (2026-11-26, run 203: 2.35 ms against
-/// 2.09-2.11), so they kept 4 x 4. Since the block scan keeps the pairs' state in shared memory
-/// through the look-back (`tile_scan_with`, 2026-11-27) they spill none at 4 x 4 nor at 8 x 3
-/// (75 registers), and 8 x 3 is the faster: 1.55-1.56 ms at 2^28 against 1.80-1.82 at 4 x 4
-/// (0.123-0.125 against 0.141-0.142 at 2^24; H100, run 237), so they take 8 x 3 as f64 does.
-/// 4-byte values run 2
-/// blocks (8 rounds, up to 128 registers): at 3 ptxas spilled 4-72 bytes a thread (f32 most),
-/// and segmented_scan_add_i32 at 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs
-/// 202-203); f64's 8 x 3 spilled 4-8 bytes (none since 2026-11-27) but 2 blocks took
-/// 1.94-1.95 ms against 1.58 (run 202). (`DEVSEQ_TUNE` knobs `seg_rounds`,
-/// `seg_minb`, `segscan_minb4`, `segscan_rounds8`, `segscan_minb8`.)
+/// The segmented scans: `seg`'s shape and `register_min_blocks` (for 8-byte values 8 rounds x 3
+/// blocks a multiprocessor; 8-byte integers, `exact`, have their own knobs). Their look-back also
+/// walks back by trees over exact aggregates, more code beside the tile: ptxas put 550 bytes a
+/// thread on the stack at 8 rounds x 3 blocks, 440 at 4 x 4 (136 at 8 x 3 with the look-back left
+/// out). On an H100 (2026-11-25, runs 101-102, heads every 1000) an i64 segmented scan of 2^28 took
+/// 2.39 ms at 4 x 4 against 3.48 at 8 x 3 (2.75 at 4 x 3), and f64's (a left fold) 2.10 against
+/// 2.04, so floats keep 8 x 3. Since 8-byte items wait in shared memory through the look-back
+/// (2026-11-25, run 119): i64 2.25 ms at 4 x 4 against 2.28-2.30 at 8 x 3, f64 1.79-1.80 at 8 x 3.
+/// At 4 x 4 ptxas spilled 80-88 bytes a thread of the 8-byte integer instances, and at 4 x 3 none,
+/// but that ran 12% slower (2026-11-26, run 203: 2.35 ms against 2.09-2.11), so they kept 4 x 4.
+/// Since the block scan keeps the pairs' state in shared memory through the look-back
+/// (`tile_scan_with`, 2026-11-27) they spill none at 4 x 4 nor at 8 x 3 (75 registers), and 8 x 3
+/// is the faster: 1.55-1.56 ms at 2^28 against 1.80-1.82 at 4 x 4 (0.123-0.125 against 0.141-0.142
+/// at 2^24; H100, run 237), so they take 8 x 3 as f64 does. 4-byte values run 2 blocks (8 rounds,
+/// up to 128 registers): at 3 ptxas spilled 4-72 bytes a thread (f32 most), and
+/// segmented_scan_add_i32 at 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x
+/// 3 spilled 4-8 bytes (none since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run
+/// 202). (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`, `segscan_minb4`, `segscan_rounds8`,
+/// `segscan_minb8`.)
 pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
     let sh = seg(size);
     match (size, exact) {
