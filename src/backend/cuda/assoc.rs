@@ -334,12 +334,16 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
             Some(at)
         })
         .collect();
-    let _ = writeln!(
-        s,
-        "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void stage(u64 n, u64 tb, unsigned char* m, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
-        tparams.join(", "),
-        args.join(", ")
-    );
+    // The head of a function over the staged tile, `params` before the component sources.
+    let tile_fn = |s: &mut String, name: &str, params: &str| {
+        let _ = writeln!(
+            s,
+            "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void {name}({params}, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
+            tparams.join(", "),
+            args.join(", ")
+        );
+    };
+    tile_fn(&mut s, "stage", "u64 n, u64 tb, unsigned char* m");
     for (j, o) in offsets.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -349,12 +353,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     }
     let _ = writeln!(s, "  }}");
     // Waits for the copies; components staged as their one column are computed in place.
-    let _ = writeln!(
-        s,
-        "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void stage_wait(u64 tb, unsigned char* m, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
-        tparams.join(", "),
-        args.join(", ")
-    );
+    tile_fn(&mut s, "stage_wait", "u64 tb, unsigned char* m");
     for (j, o) in offsets.iter().enumerate() {
         let _ = writeln!(
             s,

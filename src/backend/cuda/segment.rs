@@ -95,7 +95,7 @@ impl Template for HeadFlagsKey {
 }
 
 fn scan_key(ty: ScalarType, op: Op, exclusive: bool) -> SegScanKey {
-    let (sh, minb) = tuning::segscan(ty.size(), !ty.is_float());
+    let (sh, minb) = tuning::segscan(ty.size());
     SegScanKey {
         op,
         block: sh.block,

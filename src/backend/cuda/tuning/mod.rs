@@ -174,7 +174,7 @@ pub(crate) fn seg(size: usize) -> Shape {
 }
 
 /// The segmented scans: `seg`'s shape and `register_min_blocks` (for 8-byte values 8 rounds x 3
-/// blocks a multiprocessor; 8-byte integers, `exact`, have their own knobs). Their look-back also
+/// blocks a multiprocessor), but 2 blocks for 4-byte values. The 8-byte integers' look-back also
 /// walks back by trees over exact aggregates, more code beside the tile: ptxas put 550 bytes a
 /// thread on the stack at 8 rounds x 3 blocks, 440 at 4 x 4 (136 at 8 x 3 with the look-back left
 /// out). On an H100 (2026-11-25, runs 101-102, heads every 1000) an i64 segmented scan of 2^28 took
@@ -186,23 +186,16 @@ pub(crate) fn seg(size: usize) -> Shape {
 /// Since the block scan keeps the pairs' state in shared memory through the look-back
 /// (`tile_scan_with`, 2026-11-27) they spill none at 4 x 4 nor at 8 x 3 (75 registers), and 8 x 3
 /// is the faster: 1.55-1.56 ms at 2^28 against 1.80-1.82 at 4 x 4 (0.123-0.125 against 0.141-0.142
-/// at 2^24; H100, run 237), so they take 8 x 3 as f64 does. 4-byte values run 2 blocks (8 rounds,
-/// up to 128 registers): at 3 ptxas spilled 4-72 bytes a thread (f32 most), and
-/// segmented_scan_add_i32 at 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x
-/// 3 spilled 4-8 bytes (none since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run
-/// 202). (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`, `segscan_minb4`, `segscan_rounds8`,
-/// `segscan_minb8`.)
-pub(crate) fn segscan(size: usize, exact: bool) -> (Shape, u32) {
+/// at 2^24; H100, run 237), so they take 8 x 3 as f64 does, and f64's knobs (their own,
+/// `segscan_rounds8` and `segscan_minb8`, are gone). 4-byte values run 2 blocks (8 rounds, up to
+/// 128 registers): at 3 ptxas spilled 4-72 bytes a thread (f32 most), and segmented_scan_add_i32 at
+/// 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x 3 spilled 4-8 bytes (none
+/// since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run 202). (`DEVSEQ_TUNE` knobs
+/// `seg_rounds`, `seg_minb`, `segscan_minb4`.)
+pub(crate) fn segscan(size: usize) -> (Shape, u32) {
     let sh = seg(size);
-    match (size, exact) {
-        (8, true) => (
-            Shape {
-                block: sh.block,
-                rounds: knob("segscan_rounds8", 8),
-            },
-            knob("segscan_minb8", 3),
-        ),
-        (4, _) => (sh, knob("segscan_minb4", 2)),
+    match size {
+        4 => (sh, knob("segscan_minb4", 2)),
         _ => (sh, register_min_blocks()),
     }
 }
