@@ -179,26 +179,32 @@ template <class Op, class C, class K> struct SegCountCombine {
 template <bool W, int BLOCK, int R, int VEC, class Fl>
 DS_DEV void seg_heads(const Fl& flags, u64 n, u64 tb, u32& heads, u32& valid) {
   static_assert(R * VEC <= 32, "a thread's flags are one 32-bit mask");
-  u8 fl[R][VEC];
+  heads = 0;
   if constexpr (W) {
+    u8 fl[R][VEC];
 #pragma unroll
     for (int r = 0; r < R; ++r) flags.template vec<VEC>(item_index<BLOCK, VEC>(tb, r, 0), fl[r]);
     valid = FULL >> (32 - R * VEC);
-  } else {
-    src_rounds<BLOCK, R, VEC>(flags, n, tb, fl, (u8)0);
-    valid = 0;
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < VEC; ++j)
+        if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
+  } else {
+    // Round by round into the masks (all rounds' bytes held at once spilled in the lazy
+    // flags' instances of the segmented reduction).
+    valid = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      u8 fl[VEC];
+      src_round<BLOCK, VEC>(flags, n, tb, r, fl, (u8)0);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if (fl[j] != 0) heads |= 1u << (r * VEC + j);
         if (item_index<BLOCK, VEC>(tb, r, j) < n) valid |= 1u << (r * VEC + j);
+      }
+    }
   }
-  heads = 0;
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j)
-      if (fl[r][j] != 0) heads |= 1u << (r * VEC + j);
   if (tb == 0 && threadIdx.x == 0) heads |= 1u;
   heads &= valid;
 }
@@ -222,9 +228,11 @@ DS_DEV void seg_load(const S& s, const Fl& flags, u64 n, u64 tb, typename S::T (
 // generic lambda in a kernel as a host function, where 13.5's accepts it.)
 //
 // The fold of each round's items as F's pair of (value since the last head or the round's
-// start, the round's heads); a round whose first item lies past the end is neutral.
-template <bool W, class Op, class F, class T, class V, int R, int VEC>
-DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
+// start, the round's heads). Items past the end (the last tile's, filled) are no heads, so
+// they enter only the folds and outputs of items after the end, which are not stored: the
+// fold and the outputs test no bounds.
+template <class Op, class F, class T, class V, int R, int VEC>
+DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, V (&a)[R]) {
   typedef wide_t<T> C;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -232,12 +240,10 @@ DS_DEV void seg_fold(const T (&raw)[R][VEC], u32 heads, u32 valid, V (&a)[R]) {
 #pragma unroll
     for (int j = 1; j < VEC; ++j) {
       const int b = r * VEC + j;
-      if (!W && (valid >> b & 1) == 0) continue;
       const C x = to_c<T>(raw[r][j]);
       v = (heads >> b & 1) != 0 ? x : Op::template apply<C>(v, x);
     }
     a[r] = F::round(v, heads >> (r * VEC) & (FULL >> (32 - VEC)));
-    if (!W && (valid >> (r * VEC) & 1) == 0) a[r] = F::neutral();
   }
 }
 
@@ -254,7 +260,7 @@ DS_DEV void segscan_take(const S& s, const Fl& flags, u64 n, u64 tb, T* stage,
   } else {
     seg_load<W, BLOCK>(s, flags, n, tb, raw, heads, valid);
   }
-  seg_fold<W, Op, F>(raw, heads, valid, a);
+  seg_fold<Op, F>(raw, heads, a);
 }
 
 // The segmented scan's outputs in place of the items, given each round's prefix a[r] (the
@@ -285,9 +291,10 @@ DS_DEV void segscan_emit(T (&raw)[R][VEC], u32 heads, const V (&a)[R],
 
 // The outputs of the thread's items, given each round's prefix a[r] (value and heads before
 // it): at each segment end its value, at each head (KEYS) its key, at index heads - 1; only
-// the first `cap` segments' (the room of the output).
-template <bool W, class Op, int BLOCK, bool KEYS, class T, class V, class KS, int R, int VEC>
-DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 ends,
+// the first `cap` segments' (the room of the output). Items past the end are neither heads
+// nor ends.
+template <class Op, int BLOCK, bool KEYS, class T, class V, class KS, int R, int VEC>
+DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 ends,
                            const V (&a)[R], T* __restrict__ out,
                            typename KS::T* __restrict__ out_keys, const KS& keys, u64 tb,
                            u64 cap) {
@@ -299,7 +306,6 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 valid, u32 end
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const int b = r * VEC + j;
-      if (!W && (valid >> b & 1) == 0) continue;
       const C x = to_c<T>(raw[r][j]);
       const bool h = (heads >> b & 1) != 0;
       v = h ? x : Op::template apply<C>(v, x);
@@ -410,11 +416,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   if (whole) {
     seg_load<true, BLOCK>(s, flags, n, tb, raw, heads, valid);
     if (lane_id() == 0) s_first[warp_id()] = heads;
-    seg_fold<true, Op, F>(raw, heads, valid, a);
   } else {
     seg_load<false, BLOCK>(s, flags, n, tb, raw, heads, valid);
-    seg_fold<false, Op, F>(raw, heads, valid, a);
   }
+  seg_fold<Op, F>(raw, heads, a);
   tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), (Slot*)p.status, p.tiles, tile,
                              p.epoch);
   // Segment ends: an item whose next element is a head (or past the end).
@@ -455,12 +460,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   T* __restrict__ out = (T*)p.out;
   typedef typename KS::T KT;
   KT* __restrict__ out_keys = (KT*)p.keys;
-  if (whole)
-    segreduce_emit<true, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb,
-                                          p.cap);
-  else
-    segreduce_emit<false, Op, BLOCK, KEYS>(raw, heads, valid, ends, a, out, out_keys, keys, tb,
-                                           p.cap);
+  segreduce_emit<Op, BLOCK, KEYS>(raw, heads, ends, a, out, out_keys, keys, tb, p.cap);
 }
 
 // out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.

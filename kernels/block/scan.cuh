@@ -33,8 +33,6 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   // 2026-11-27, run 237); parked for every value, the 4-byte segmented scans ran 2% slower. The
   // combination order is the same either way.
   constexpr bool PARK = sizeof(V) > 8;
-  __shared__ V s_lex[PARK ? WARP : 1];
-  __shared__ V s_total;
   __shared__ V s_wex[WEX_SHARED ? R : 1][WEX_SHARED ? BLOCK : 1];
   const int lane = lane_id();
   const int warp = warp_id();
@@ -49,6 +47,7 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   }
   __syncthreads();
   if (warp == 0) {
+    // The lane's chunk totals (neutral past the last).
     V c[CPL];
 #pragma unroll
     for (int q = 0; q < CPL; ++q) {
@@ -63,6 +62,8 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
     if (lane == 0) ex = neutral;
     V p;
     if constexpr (PARK) {
+      __shared__ V s_lex[WARP];
+      __shared__ V s_total;
       if (lane == WARP - 1) s_total = inc;
       s_lex[lane] = ex;
       __syncwarp();
