@@ -201,9 +201,16 @@ fn instances() -> Vec<KernelKey> {
         Expr::<u8>::from_node(id, a[0]).cast::<u32>()
     })
     .unwrap();
+    // The benchmark's transform_reduce: a float map read in the stored column's vectors.
+    let square = trace(&[ScalarType::F32], |a, id| {
+        let x = Expr::<f32>::from_node(id, a[0]);
+        x * x
+    })
+    .unwrap();
     v.extend(reduce::check::lazy_variants(&[
         Source::map(&[&col(ScalarType::F32), &at], &word, 10),
         Source::map(&[&col(ScalarType::U8)], &bytes, 10),
+        Source::map(&[&col(ScalarType::F32)], &square, 10),
     ]));
     v.extend(scan::check::variants(&lazy));
     // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
@@ -276,13 +283,17 @@ fn kernels_compile() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let all: Vec<(KernelKey, String)> = instances()
+    let all: Vec<(KernelKey, String, u32)> = instances()
         .into_iter()
         .map(|k| {
-            let name = jit::instance(&k).1;
-            (k, name)
+            let (src, name) = jit::instance(&k);
+            // Lazy sources print as S0, S1, ...: instances of one name differ in their
+            // sources' definitions, so a dumped image's file name carries a hash of the text.
+            let mut h = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(&src, &mut h);
+            (k, name, std::hash::Hasher::finish(&h) as u32)
         })
-        .filter(|(_, name)| name.contains(&only))
+        .filter(|(_, name, _)| name.contains(&only))
         .enumerate()
         .filter(|(k, _)| k % sample == 0)
         .map(|(_, x)| x)
@@ -291,7 +302,7 @@ fn kernels_compile() {
     let compile = |key, name| timed(name, || jit::compile_for("sm_90", key, info));
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(|(key, name)| match compile(key, name) {
+        .filter_map(|(key, name, text)| match compile(key, name) {
             Ok((image, log)) => {
                 if info {
                     let report: Vec<&str> = log
@@ -312,7 +323,7 @@ fn kernels_compile() {
                         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                         .collect();
                     let _ = std::fs::create_dir_all(d);
-                    let _ = std::fs::write(d.join(format!("{file}.cubin")), image);
+                    let _ = std::fs::write(d.join(format!("{file}_{text:08x}.cubin")), image);
                 }
                 None
             }
