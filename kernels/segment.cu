@@ -64,8 +64,10 @@ template <class T> struct SegTail {
 
   // One lane's W-element vectors k = 0 .. N-1 of the column p from `first` (elements from
   // `end` on get 0) to slots k * 32 + lane of t: by 16-byte asynchronous copies where whole
-  // and aligned.
-  template <int N, int W, class E>
+  // and aligned, else element by element; with ELEMS (a column of 4- or 8-byte elements that
+  // is not aligned for vectors) each element asynchronously: through registers, all of a
+  // lane's 8-byte elements at once spilled 36-44 bytes a thread in the segmented scans.
+  template <int N, int W, bool ELEMS, class E>
   static DS_DEV void copy(const E* __restrict__ p, bool aligned, u64 first, u64 end, u32x4* t) {
 #pragma unroll
     for (int k = 0; k < N; ++k) {
@@ -75,7 +77,14 @@ template <class T> struct SegTail {
         cp_async<16>(slot, p + i);
       } else {
 #pragma unroll
-        for (int j = 0; j < W; ++j) slot[j] = i + j < end ? p[i + j] : E{};
+        for (int j = 0; j < W; ++j) {
+          if constexpr (ELEMS) {
+            if (i + j < end) cp_async<sizeof(E)>(slot + j, p + i + j);
+            else slot[j] = E{};
+          } else {
+            slot[j] = i + j < end ? p[i + j] : E{};
+          }
+        }
       }
     }
   }
@@ -84,7 +93,8 @@ template <class T> struct SegTail {
   template <class S, class Fl> DS_DEV void stage(const S& s, const Fl& fl, u64 tb) {
     const u64 first = start(tb) + (u64)lane_id() * CH;
     if constexpr (S::PLAIN) {
-      copy<NV, VEC>(s.p, vec_ok<S, VEC>::value, first, tb, vals);
+      constexpr bool ALIGNED = vec_ok<S, VEC>::value;
+      copy<NV, VEC, !ALIGNED && cp_async_copies<sizeof(T)>::value>(s.p, ALIGNED, first, tb, vals);
     } else {
 #pragma unroll
       for (int k = 0; k < NV; ++k) {
@@ -94,7 +104,7 @@ template <class T> struct SegTail {
       }
     }
     if constexpr (Fl::PLAIN) {
-      copy<NF, 16>(fl.p, ((u64)fl.p & 15) == 0, first, tb, heads);
+      copy<NF, 16, false>(fl.p, ((u64)fl.p & 15) == 0, first, tb, heads);
     } else {
 #pragma unroll
       for (int k = 0; k < NF; ++k) {
@@ -171,8 +181,8 @@ template <class Op, class C, class K> struct SegCountCombine {
 
 // A thread's head flags of a tile as a mask (bit r * VEC + j for item j of round r; element 0
 // is a head), with `valid` the mask of items before the end. A whole tile (W: it ends at or
-// before n) loads vectors without bounds tests; the last one goes through src_rounds, items
-// past the end neither heads nor valid. Compiled once for each: a runtime `whole` test picks.
+// before n) loads vectors without bounds tests; the last one round by round (src_round),
+// items past the end neither heads nor valid. Compiled once for each: a runtime `whole` test picks.
 // (The per-item 64-bit bounds tests and flag loads of a first form were half of
 // segmented_reduce's instructions: 99 a tile element at 2^28 f32 on an H100, 2026-11-24, where
 // CUB's ReduceByKey runs 41.)
