@@ -302,7 +302,7 @@ fn kernels_compile() {
     let compile = |key, name| timed(name, || jit::compile_for("sm_90", key, info));
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(|(key, name, text)| match compile(key, name) {
+        .filter_map(|(key, name, hash)| match compile(key, name) {
             Ok((image, log)) => {
                 if info {
                     let report: Vec<&str> = log
@@ -323,7 +323,7 @@ fn kernels_compile() {
                         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                         .collect();
                     let _ = std::fs::create_dir_all(d);
-                    let _ = std::fs::write(d.join(format!("{file}_{text:08x}.cubin")), image);
+                    let _ = std::fs::write(d.join(format!("{file}_{hash:08x}.cubin")), image);
                 }
                 None
             }
