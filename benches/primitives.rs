@@ -98,7 +98,8 @@ fn main() -> Result<()> {
             })?;
         }
         // Lines the peer does not have, for tuning only (`DEVSEQ_BENCH_EXTRA=1`): segmented
-        // scans of 8-byte values and segmented_reduce, heads every 1000 as above.
+        // scans of 8-byte values, of views at an odd offset, and segmented_reduce, heads every
+        // 1000 as above.
         if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
             let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
             let wide = ints.cast::<i64>()?.copy()?;
@@ -107,6 +108,14 @@ fn main() -> Result<()> {
             })?;
             b.run("segmented_reduce_add_i32", lg, 5.0, || {
                 ints.segmented_reduce(&flags, Op::Add).map(drop)
+            })?;
+            // Views one element in: columns not aligned for 16-byte vectors.
+            let (wide1, ints1, flags1) = (wide.slice(1..), ints.slice(1..), flags.slice(1..));
+            b.run("segmented_scan_add_i64_unaligned", lg, 17.0, || {
+                wide1.segmented_inclusive_scan(&flags1, Op::Add).map(drop)
+            })?;
+            b.run("segmented_scan_add_i32_unaligned", lg, 9.0, || {
+                ints1.segmented_inclusive_scan(&flags1, Op::Add).map(drop)
             })?;
         }
         {
