@@ -9,8 +9,8 @@
 //! On the host (no GPU) the same lines show the host backend, at the two smaller sizes.
 //! Arguments other than `--bench` are substrings that select primitives by name;
 //! `DEVSEQ_BENCH_LG=28` (a comma-separated list) selects sizes; `DEVSEQ_BENCH_EXTRA=1` adds
-//! lines the peer does not have (for tuning: the segmented scan of i64, segmented_reduce, and
-//! `scatter` with the copy of its base).
+//! lines the peer does not have (for tuning: the segmented scan of i64, segmented scans of
+//! views at an odd offset, segmented_reduce, and `scatter` with the copy of its base).
 
 use devseq::{Device, DeviceSeq, Op, Result};
 
