@@ -114,11 +114,16 @@ impl Op {
     pub(crate) fn check<T: Element>(self) -> Result<()> {
         check_op(self, T::TYPE)
     }
+
+    /// Whether the operator applies to elements of type `ty` (the bitwise ones to integers only).
+    pub(crate) fn applies_to(self, ty: ScalarType) -> bool {
+        !(self.is_bitwise() && ty.is_float())
+    }
 }
 
 /// `Err(UnsupportedOp)` where `op` does not apply to elements of type `ty`.
 pub(crate) fn check_op(op: Op, ty: ScalarType) -> Result<()> {
-    if op.is_bitwise() && ty.is_float() {
+    if !op.applies_to(ty) {
         return Err(Error::UnsupportedOp { op, ty: ty.name() });
     }
     Ok(())

@@ -112,10 +112,7 @@ pub(crate) mod check {
     pub(crate) fn variants() -> Vec<KernelKey> {
         let mut v = Vec::new();
         for t in ScalarType::ALL {
-            for op in Op::ALL
-                .into_iter()
-                .filter(|o| !(o.is_bitwise() && t.is_float()))
-            {
+            for op in Op::ALL.into_iter().filter(|o| o.applies_to(t)) {
                 v.push(KernelKey {
                     functor: None,
                     family: key(t.size(), ScalarType::U32, op).into(),

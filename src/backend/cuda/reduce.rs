@@ -126,10 +126,7 @@ pub(crate) mod check {
         let mut v = Vec::new();
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
-            for op in Op::ALL
-                .into_iter()
-                .filter(|o| !(o.is_bitwise() && ty.is_float()))
-            {
+            for op in Op::ALL.into_iter().filter(|o| o.applies_to(ty)) {
                 for avec in [vec, 0] {
                     v.push(KernelKey {
                         functor: None,
@@ -149,10 +146,7 @@ pub(crate) mod check {
     pub(crate) fn lazy_variants(srcs: &[Source]) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for src in srcs {
-            for op in Op::ALL
-                .into_iter()
-                .filter(|o| !(o.is_bitwise() && src.ty().is_float()))
-            {
+            for op in Op::ALL.into_iter().filter(|o| o.applies_to(src.ty())) {
                 let k = key_for(src, op);
                 v.push(KernelKey {
                     functor: None,

@@ -101,10 +101,7 @@ pub(crate) mod check {
         }
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
-            for op in Op::ALL
-                .into_iter()
-                .filter(|o| !(o.is_bitwise() && ty.is_float()))
-            {
+            for op in Op::ALL.into_iter().filter(|o| o.applies_to(ty)) {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,

@@ -375,10 +375,7 @@ pub(crate) mod check {
                 .into(),
                 sources: vec![SourceKey::plain(ty, 1)],
             });
-            for op in Op::ALL
-                .into_iter()
-                .filter(|o| !(o.is_bitwise() && ty.is_float()))
-            {
+            for op in Op::ALL.into_iter().filter(|o| o.applies_to(ty)) {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
