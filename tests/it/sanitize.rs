@@ -164,6 +164,35 @@ fn every_kernel_family_once() {
     assert_eq!(comb.to_vec().unwrap(), want);
 }
 
+/// The scan's larger tiles: small scans (the two tests above) take tiles of 2 rounds, from
+/// 512 KB of elements 8 rounds, from 8 MB 16.
+#[test]
+fn scan_tiles_of_every_size() {
+    let mut r = Rng::new("sanitize scan tiles");
+    let xs: Vec<i32> = (0..131_073).map(|_| r.below(1000) as i32 - 500).collect();
+    let got = upload(&xs)
+        .inclusive_scan(Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut acc = 0;
+    for (i, x) in xs.iter().enumerate() {
+        acc += x;
+        assert_eq!(got[i], acc, "8 rounds at {i}");
+    }
+    let ys: Vec<i64> = (0..1_048_577).map(|_| r.below(1000) as i64 - 500).collect();
+    let got = upload(&ys)
+        .exclusive_scan(7, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let mut acc = 7;
+    for (i, y) in ys.iter().enumerate() {
+        assert_eq!(got[i], acc, "16 rounds at {i}");
+        acc += y;
+    }
+}
+
 /// The paths that read lazy sources, once each: staged into shared memory (scan), read back
 /// before a tile (segmented scan's lazy flags), computed in rounds (compaction), at random
 /// places (gather), in a sort's first pass, and through a fused reduction.

@@ -74,3 +74,30 @@ fn unaligned_views<X: T>() {
     }
 }
 for_types!(scan_views, unaligned_views);
+
+/// Scans on both sides of the sizes where the GPU's scan changes its tiles (512 KB of elements:
+/// tiles of 2 rounds below, 8 above; 8 MB: 8 below, 16 above), and a partial tile past each.
+fn tile_thresholds<X: T>() {
+    let mut r = Rng::new("tile thresholds");
+    let size = std::mem::size_of::<X>();
+    for bytes in [512usize << 10, 8 << 20] {
+        let at = bytes / size;
+        for n in [at - 1, at, at + 1, at + 4097] {
+            let n = big(n);
+            for (op, exclusive) in [(devseq::Op::Add, false), (devseq::Op::Max, true)] {
+                let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+                let s = upload(&xs);
+                let what = format!("{op:?} exclusive {exclusive} n={n}");
+                if exclusive {
+                    let init = X::draw(&mut r, gen_for(op));
+                    let got = s.exclusive_scan(init, op).unwrap().to_vec().unwrap();
+                    assert_same(&got, &exclusive_oracle(&xs, init, op), &what);
+                } else {
+                    let got = s.inclusive_scan(op).unwrap().to_vec().unwrap();
+                    assert_same(&got, &inclusive_oracle(&xs, op), &what);
+                }
+            }
+        }
+    }
+}
+for_types!(scan_tile_thresholds, tile_thresholds);

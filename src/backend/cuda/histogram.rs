@@ -63,7 +63,8 @@ pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) ->
     }
     let vec = tuning::vec(ty.size());
     let k = gpu.kernel(key, &[(src, vec)])?;
-    let grid = k.wave(block, (n as u64).div_ceil(block as u64 * vec as u64))?;
+    let tiles = (n as u64).div_ceil(block as u64 * vec as u64);
+    let grid = tuning::histogram_blocks(tiles, k.wave(block, tiles)?);
     k.launch(
         grid,
         block,

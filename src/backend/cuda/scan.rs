@@ -43,8 +43,8 @@ impl Template for ScanKey {
     }
 }
 
-fn key(ty: ScalarType, op: Op, exclusive: bool) -> ScanKey {
-    let sh = tuning::scan(ty);
+fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool) -> ScanKey {
+    let sh = tuning::scan(ty, n);
     ScanKey {
         op,
         block: sh.block,
@@ -62,8 +62,8 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
         return Ok(out);
     }
     let vec = tuning::vec(size);
-    let sh = tuning::scan(src.ty());
-    let k = gpu.kernel(key(src.ty(), op, init.is_some()), &[(src, vec)])?;
+    let sh = tuning::scan(src.ty(), n);
+    let k = gpu.kernel(key(src.ty(), n, op, init.is_some()), &[(src, vec)])?;
     // The tile waits in shared memory.
     let smem = sh.tile(vec) * size as u32;
     let tiles = sh.tiles(n, vec);
@@ -86,33 +86,45 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds; for each of `lazy`, its inclusive sum and
-    /// exclusive maximum.
+    /// The instances a compile check builds, in the tiles of large scans; for each of `lazy`,
+    /// its inclusive sum and exclusive maximum; the smaller tiles of small scans for every
+    /// type's inclusive sum and exclusive maximum.
     pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
+        let large = tuning::SCAN_MID + 1;
         let mut v = Vec::new();
         for s in lazy {
             for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(s.ty, op, exclusive).into(),
+                    family: key(s.ty, large, op, exclusive).into(),
                     sources: vec![s.clone()],
                 });
             }
         }
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
+            let n = large.div_ceil(ty.size());
             for op in Op::ALL.into_iter().filter(|o| o.applies_to(ty)) {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty, op, exclusive).into(),
+                        family: key(ty, n, op, exclusive).into(),
+                        sources: vec![SourceKey::plain(ty, vec)],
+                    });
+                }
+            }
+            for bytes in [tuning::SCAN_SMALL, tuning::SCAN_MID] {
+                for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: key(ty, bytes / ty.size(), op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
             }
             v.push(KernelKey {
                 functor: None,
-                family: key(ty, Op::Max, false).into(),
+                family: key(ty, n, Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0)],
             });
         }

@@ -130,19 +130,49 @@ pub(crate) fn reduce_min_blocks(size: usize) -> u32 {
 /// (runs 41, 45) 0.638-0.644 with 11 x 4 and 0.606-0.611 with 16 x 3, against 0.665 in
 /// registers. f16 and bf16 take 8 rounds (32 KB): at 16 ptxas spilled 16-138 bytes a thread
 /// (their conversions to and from f32 in each of 128 items a thread), at 8 none (69-74
-/// registers; sm_90, 2026-11-27; no benchmark line scans them). (`DEVSEQ_TUNE` knobs
-/// `scan_rounds`, `scan_rounds_half`, `scan_minb`.)
-pub(crate) fn scan(ty: ScalarType) -> Shape {
+/// registers; sm_90, 2026-11-27; no benchmark line scans them).
+///
+/// Small scans take smaller tiles (`scan_rounds_for`): a scan of 2^16 i32 in 64 KB tiles is 4
+/// blocks on a GPU of 132 multiprocessors. (`DEVSEQ_TUNE` knobs `scan_rounds`,
+/// `scan_rounds_half` (every size), `scan_minb`.)
+pub(crate) fn scan(ty: ScalarType, n: usize) -> Shape {
     let half = matches!(ty, ScalarType::F16 | ScalarType::BF16);
+    let most = if half { 8 } else { 16 };
+    let rounds = scan_rounds_for(n * ty.size()).min(most);
     Shape {
         block: 256,
         rounds: if half {
-            knob("scan_rounds_half", 8)
+            knob("scan_rounds_half", rounds)
         } else {
-            knob("scan_rounds", 16)
+            knob("scan_rounds", rounds)
         },
     }
 }
+
+/// The rounds of a scan's tile for `bytes` of elements: 2 (8 KB tiles) up to 512 KB, 8 (32 KB)
+/// up to 8 MB, then 16 (64 KB). The bounds depend on the size alone, not on the GPU, so a
+/// float scan of the same elements gives the same bits on every device of one kind of tile.
+/// Measured on an H100 (2026-11-27, run 243, `DEVSEQ_TUNE=scan_rounds=R`, event ms, two
+/// alternations): inclusive_scan_add_i32 at 2^16 (256 KB) 0.0132 / 0.0136 with 16 rounds,
+/// 0.0116 / 0.0114 with 8, 0.0114 / 0.0112 with 4, 0.0107 / 0.0102 with 2, 0.0111 / 0.0103
+/// with 1 (the kernel alone, Nsight Compute: 6.7-8.1 us with 16, 5.7-6.3 with 2); at 2^20
+/// (4 MB) 0.0151 / 0.0143 with 16, 0.0122 / 0.0129 with 8, 0.0133 / 0.0137 with 4, 0.0142 /
+/// 0.0134 with 2; at 2^24 (64 MB) 0.0629 / 0.0615 with 16, 0.0640 / 0.0635 with 8, 0.0733 /
+/// 0.0716 with 4. inclusive_scan_add_i64 at 2^16 (512 KB) 0.0157 / 0.0134 with 16, 0.0111 /
+/// 0.0109 with 2; at 2^20 (8 MB) 0.0149 / 0.0151 with 16, 0.0148 / 0.0151 with 8.
+pub(crate) fn scan_rounds_for(bytes: usize) -> u32 {
+    if bytes <= SCAN_SMALL {
+        2
+    } else if bytes <= SCAN_MID {
+        8
+    } else {
+        16
+    }
+}
+
+/// The largest scan, in bytes of elements, that takes 2 rounds a tile; and 8.
+pub(crate) const SCAN_SMALL: usize = 512 << 10;
+pub(crate) const SCAN_MID: usize = 8 << 20;
 
 /// Single-pass kernels that hold their tile in registers (segmented scans and reduce,
 /// compaction, the runs of scatter_combine): 256 threads (8 warps) and rounds such that a
@@ -321,6 +351,24 @@ pub(crate) const SPREAD_SPAN: u64 = 1024;
 /// Threads a block of the kernels that take one element a thread in a grid-stride loop (head
 /// flags, the sort's histogram, histogram, the spread sample). First choice.
 pub(crate) const FLAT_BLOCK: u32 = 256;
+
+/// Histogram: blocks for `tiles` tiles (a 16-byte access a thread each) in a grid-stride loop:
+/// a block for every 4 tiles, but at least 64 blocks (or one a tile), at most a wave. Each block
+/// merges its counters into the device's tally at the end, and a block a tile merged most of
+/// the time away where there is little to count: on an H100 (2026-11-27, run 245, event ms,
+/// two alternations; `DEVSEQ_TUNE` knob `histogram_tiles`, the tiles a block) histogram_256_u32
+/// at 2^20 took 0.0253 / 0.0182 with a block a tile (1024 blocks), 0.0139 / 0.0146 with 4
+/// tiles a block, 0.0224 / 0.0220 with 16; at 2^24 0.0562 / 0.0489, 0.0470 / 0.0476 and
+/// 0.0477 / 0.0479 (a wave either way); at 2^16 0.0109 / 0.0108 with 64 blocks against 0.0114
+/// / 0.0118 with 16 and 0.022 with 4 (a block's loop waits on each load in turn).
+pub(crate) fn histogram_blocks(tiles: u64, wave: u64) -> u64 {
+    let per_block = knob("histogram_tiles", 4) as u64;
+    tiles
+        .div_ceil(per_block)
+        .max(tiles.min(64))
+        .min(wave)
+        .max(1)
+}
 
 /// Keys of the haystack a block of `ds_search` keeps in shared memory (the top 11 levels of
 /// every binary search; 8 KB of u32, 16 KB of u64 ordered bits). First choice, not measured.
