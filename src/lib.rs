@@ -42,6 +42,7 @@ mod device;
 mod error;
 mod expr;
 mod fault;
+mod hash;
 mod item;
 mod op;
 mod random;

@@ -15,7 +15,7 @@ use crate::item::ScalarType;
 use crate::random::Rand;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Memory a backend keeps a column's elements in (the host's vectors, a GPU buffer).
 pub(crate) trait Storage: Any + Send + Sync {
@@ -95,6 +95,35 @@ impl std::fmt::Debug for Source {
     }
 }
 
+/// Whether the leaves of `g` number `cols` columns and `params` constants in order of first use,
+/// each used: what `from_parts` would renumber them to.
+fn leaves_in_order(g: &Graph, cols: usize, params: usize) -> bool {
+    let (mut c, mut p) = (0u32, 0u32);
+    let next = |seen: &mut u32, k: u32| {
+        if k == *seen {
+            *seen += 1;
+            true
+        } else {
+            k < *seen
+        }
+    };
+    let ok = g.nodes.iter().all(|n| match n.kind {
+        Kind::Column(k) => next(&mut c, k),
+        Kind::Param(k) => next(&mut p, k),
+        Kind::Head(_, k) => next(&mut p, k),
+        Kind::Random(_, sd, o) => next(&mut p, sd) && next(&mut p, o),
+        _ => true,
+    });
+    ok && c as usize == cols && p as usize == params
+}
+
+/// The hash of a graph, which kernel keys use for the source's shape.
+fn shape_hash(g: &Graph) -> u64 {
+    let mut h = crate::hash::FastHasher::default();
+    g.hash(&mut h);
+    h.finish()
+}
+
 fn leaf(ty: ScalarType, kind: Kind) -> Node {
     Node { ty, kind }
 }
@@ -102,6 +131,17 @@ fn leaf(ty: ScalarType, kind: Kind) -> Node {
 impl Source {
     fn from_parts(b: Builder, out: u32, cols: Vec<Column>, params: Vec<u64>, len: usize) -> Self {
         let g = b.finish(out);
+        if leaves_in_order(&g, cols.len(), params.len()) {
+            // Nothing to renumber (a map of one stored sequence, for one): keep the parts.
+            let columns = cols.into_iter().map(|c| c.rows(0, len)).collect();
+            return Source {
+                hash: shape_hash(&g),
+                graph: Arc::new(g),
+                columns,
+                params,
+                len,
+            };
+        }
         // Renumber leaves in order of first use, keeping only those the graph uses.
         let (mut col_map, mut par_map) = (vec![u32::MAX; cols.len()], vec![u32::MAX; params.len()]);
         let (mut columns, mut ps) = (Vec::new(), Vec::new());
@@ -134,10 +174,8 @@ impl Source {
             })
             .collect();
         let graph = Graph { nodes, out: g.out };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        graph.hash(&mut h);
         Source {
-            hash: h.finish(),
+            hash: shape_hash(&graph),
             graph: Arc::new(graph),
             columns,
             params: ps,
@@ -151,10 +189,31 @@ impl Source {
         Self::from_parts(b, out, cols, params, len)
     }
 
-    /// A stored column as a source.
+    /// A stored column as a source. Every stored sequence is one, so the one-node graphs of
+    /// the twelve types are made once and shared.
     pub fn column(col: Column) -> Self {
-        let len = col.len;
-        Self::single(leaf(col.ty, Kind::Column(0)), vec![col], vec![], len)
+        static GRAPHS: OnceLock<Vec<(Arc<Graph>, u64)>> = OnceLock::new();
+        let graphs = GRAPHS.get_or_init(|| {
+            ScalarType::ALL
+                .iter()
+                .map(|&ty| {
+                    let g = Graph {
+                        nodes: vec![leaf(ty, Kind::Column(0))],
+                        out: 0,
+                    };
+                    let h = shape_hash(&g);
+                    (Arc::new(g), h)
+                })
+                .collect()
+        });
+        let (graph, hash) = graphs[col.ty as usize].clone();
+        Source {
+            graph,
+            hash,
+            len: col.len,
+            columns: vec![col],
+            params: Vec::new(),
+        }
     }
 
     /// `len` copies of the value whose compute bits are `bits`.
@@ -376,6 +435,20 @@ mod tests {
         assert_eq!(a.graph, b.graph);
         assert_ne!(a.params, b.params);
         assert!(c.as_column().is_some() && a.as_column().is_none());
+    }
+
+    /// A stored column's shared graph is the one the general path builds.
+    #[test]
+    fn columns_share_the_general_graph() {
+        for ty in ScalarType::ALL {
+            let a = Source::column(col(ty, 7));
+            let b = Source::single(leaf(ty, Kind::Column(0)), vec![col(ty, 7)], vec![], 7);
+            assert_eq!(
+                (a.graph.as_ref(), a.hash, a.len),
+                (b.graph.as_ref(), b.hash, b.len)
+            );
+            assert!(a.as_column().is_some() && a.params.is_empty());
+        }
     }
 
     #[test]

@@ -161,16 +161,26 @@ impl Graph {
 /// Builds a graph node by node, sharing equal nodes (a value used twice is computed once).
 /// `Param` nodes are never equal to one another (each has its own number), so the constants
 /// of a closure keep their own parameters whatever their values are.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Builder {
     pub nodes: Vec<Node>,
     /// The nodes by value, kept once there are more than `SCAN` (fewer are searched in order:
     /// hashing a node costs more than comparing it with a closure's few nodes).
-    index: HashMap<Node, u32>,
+    index: HashMap<Node, u32, crate::hash::Fast>,
 }
 
 /// Nodes a `Builder` searches in order before it keeps an index.
 const SCAN: usize = 32;
+
+impl Default for Builder {
+    /// An empty builder with room for a short closure's nodes (one allocation, not three).
+    fn default() -> Self {
+        Builder {
+            nodes: Vec::with_capacity(8),
+            index: HashMap::default(),
+        }
+    }
+}
 
 impl Builder {
     /// The index of `node`, appended unless an equal node is there.
@@ -204,6 +214,13 @@ impl Builder {
                     live[o as usize] = true;
                 }
             }
+        }
+        if live.iter().all(|&l| l) {
+            // Every node is needed (a short closure's usual case): already in order.
+            return Graph {
+                nodes: self.nodes,
+                out,
+            };
         }
         let mut new = vec![u32::MAX; self.nodes.len()];
         let mut nodes = Vec::new();

@@ -124,7 +124,7 @@ enum Target {
 
 type Slot<T> = Arc<OnceLock<Result<T>>>;
 /// A cache of kernels, each built once.
-type Cache<K, T> = Mutex<HashMap<K, Slot<T>>>;
+type Cache<K, T> = Mutex<HashMap<K, Slot<T>, crate::hash::Fast>>;
 
 /// How kernels are compiled, from `DEVSEQ_JIT`: `tiered` (the default), `optimized` (every
 /// kernel fully optimized before its first launch, as a build without tiers) or `quick` (the
@@ -480,8 +480,8 @@ impl Jit {
         let jit = Arc::new(Jit {
             compiler: Arc::new(compiler),
             tiers: tiers(),
-            kernels: Mutex::new(HashMap::new()),
-            user: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(HashMap::default()),
+            user: Mutex::new(HashMap::default()),
             background: Arc::new(Background::default()),
         });
         BACKGROUNDS

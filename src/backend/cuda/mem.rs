@@ -46,7 +46,7 @@ pub(crate) struct Pool {
 /// The buffers a pool keeps, by size class, and their bytes.
 #[derive(Debug, Default)]
 struct Kept {
-    by_class: std::collections::HashMap<usize, Vec<CudaSlice<u8>>>,
+    by_class: std::collections::HashMap<usize, Vec<CudaSlice<u8>>, crate::hash::Fast>,
     bytes: usize,
 }
 
