@@ -27,7 +27,9 @@ pub fn small() -> bool {
 /// in registers are 8192 elements for 4-byte types, 4096 for the others, 2048 for the segmented
 /// scans of 8-byte integers, 4096 for scatter_combine's runs (2048 with 8-byte values); the
 /// plain scans' 64 KB tiles are 8192, 16384, 32768 or 65536 elements; the sort's tiles 4608
-/// below a few million keys; segmented scans read back 1024 elements),
+/// below a few million keys; segmented scans read back 1024 elements; small inputs take smaller
+/// tiles: plain scans 8 KB up to 512 KB of elements and 32 KB up to 8 MB, the segmented kernels
+/// of 4- and 8-byte values 2 rounds, 2048 or 1024 elements, up to 2 MB),
 /// powers of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
 pub fn sizes() -> &'static [usize] {
     const ALL: &[usize] = &[

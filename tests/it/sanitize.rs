@@ -164,8 +164,9 @@ fn every_kernel_family_once() {
     assert_eq!(comb.to_vec().unwrap(), want);
 }
 
-/// The scan's larger tiles: small scans (the two tests above) take tiles of 2 rounds, from
-/// 512 KB of elements 8 rounds, from 8 MB 16.
+/// The larger tiles of the scans and segmented kernels: small inputs (the two tests above) take
+/// tiles of 2 rounds; scans from 512 KB of elements 8 rounds, from 8 MB 16; the segmented scans
+/// and reductions of 4- and 8-byte values from 2 MB 8.
 #[test]
 fn scan_tiles_of_every_size() {
     let mut r = Rng::new("sanitize scan tiles");
@@ -180,6 +181,31 @@ fn scan_tiles_of_every_size() {
         acc += x;
         assert_eq!(got[i], acc, "8 rounds at {i}");
     }
+    let n = 524_289;
+    let zs: Vec<i32> = (0..n).map(|_| r.below(1000) as i32 - 500).collect();
+    let keys: Vec<u32> = (0..n as u32).map(|i| i / 3000).collect();
+    let heads: Vec<u8> = (0..n).map(|i| (i % 3000 == 0) as u8).collect();
+    let (zd, hd) = (upload(&zs), upload(&heads));
+    let seg = zd
+        .segmented_inclusive_scan(&hd, Op::Add)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let red = zd.segmented_reduce(&hd, Op::Add).unwrap().to_vec().unwrap();
+    let (_, byk) = upload(&keys).reduce_by_key(&zd, Op::Add).unwrap();
+    let byk = byk.to_vec().unwrap();
+    let (mut acc, mut sums) = (0, Vec::new());
+    for i in 0..n {
+        if i % 3000 == 0 && i > 0 {
+            sums.push(acc);
+            acc = 0;
+        }
+        acc += zs[i];
+        assert_eq!(seg[i], acc, "segmented scan, 8 rounds, at {i}");
+    }
+    sums.push(acc);
+    assert_eq!(red, sums, "segmented reduce, 8 rounds");
+    assert_eq!(byk, sums, "reduce_by_key, 8 rounds");
     let ys: Vec<i64> = (0..1_048_577).map(|_| r.below(1000) as i64 - 500).collect();
     let got = upload(&ys)
         .exclusive_scan(7, Op::Add)

@@ -276,3 +276,39 @@ fn lazy_segments_past_the_first_output() {
         }
     }
 }
+
+/// The segmented scans and reductions on both sides of the size where the GPU's tiles of 4-
+/// and 8-byte values grow (2 MB of values: tiles of 2 rounds below, 8 above), a partial tile
+/// past it, heads at spacings around those tiles; and `reduce_by_key` of the same values over
+/// keys in runs of those lengths.
+fn tile_thresholds<X: T>() {
+    let mut r = Rng::new("segment tile thresholds");
+    let at = (2usize << 20) / std::mem::size_of::<X>();
+    let op = if X::FLOAT { Op::Max } else { Op::Add };
+    for n in [at - 1, at, at + 1, at + 8193] {
+        let n = big(n);
+        let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+        let s = upload(&xs);
+        for len in [1024, 2047, 8192] {
+            let f: Vec<u8> = (0..n).map(|i| ((i + 3) % len == 0) as u8).collect();
+            let init = X::draw(&mut r, gen_for(op));
+            let what = format!("{op:?} n={n} heads every {len}");
+            check_segmented(&s, &upload(&f), &xs, &f, init, op, &what);
+            let keys: Vec<u32> = (0..n).map(|i| ((i + 3) / len) as u32).collect();
+            let (k, v) = upload(&keys).reduce_by_key(&s, op).unwrap();
+            let mut want = keys.clone();
+            want.dedup();
+            assert_eq!(k.to_vec().unwrap(), want, "reduce_by_key keys {what}");
+            assert_same(
+                &v.to_vec().unwrap(),
+                &seg_reduce(&xs, &f, op),
+                &format!("reduce_by_key {what}"),
+            );
+        }
+    }
+}
+crate::for_each_type!(
+    segment_tile_thresholds,
+    tile_thresholds,
+    [i32, i64, u32, u64, f32, f64]
+);

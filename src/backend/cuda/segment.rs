@@ -94,8 +94,8 @@ impl Template for HeadFlagsKey {
     }
 }
 
-fn scan_key(ty: ScalarType, op: Op, exclusive: bool) -> SegScanKey {
-    let (sh, minb) = tuning::segscan(ty.size());
+fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool) -> SegScanKey {
+    let (sh, minb) = tuning::segscan(ty.size(), n);
     SegScanKey {
         op,
         block: sh.block,
@@ -105,8 +105,8 @@ fn scan_key(ty: ScalarType, op: Op, exclusive: bool) -> SegScanKey {
     }
 }
 
-fn reduce_key(size: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
-    let sh = tuning::seg(size);
+fn reduce_key(size: usize, n: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
+    let sh = tuning::seg(size, n);
     SegReduceKey {
         op,
         wide,
@@ -126,7 +126,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
     }
     let vec = tuning::vec(size);
     // The tiles follow the shape the instance is compiled for.
-    let key = scan_key(src.ty(), op, init.is_some());
+    let key = scan_key(src.ty(), n, op, init.is_some());
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -281,7 +281,7 @@ fn launch_reduce(
         Some((k, b)) => (k, b.ptr()),
         None => (flags, Ptr(0)),
     };
-    let key = reduce_key(size, op, wide, keys.is_some());
+    let key = reduce_key(size, n, op, wide, keys.is_some());
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -330,14 +330,18 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds; for each of `lazy_values`, also its inclusive sum
-    /// under stored flags.
+    /// Values enough for the tiles of large inputs.
+    const LARGE: usize = 1 << 40;
+
+    /// The instances a compile check builds, in the tiles of large inputs; for each of
+    /// `lazy_values`, also its inclusive sum under stored flags; the small inputs' tiles of the
+    /// types that have them (sums, and reduce_by_key's f32 sums over u32 keys).
     pub(crate) fn variants(lazy_flags: &[SourceKey], lazy_values: &[SourceKey]) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for s in lazy_values {
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(s.ty, Op::Add, false).into(),
+                family: scan_key(s.ty, LARGE, Op::Add, false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, s.avec)],
             });
         }
@@ -345,13 +349,13 @@ pub(crate) mod check {
             let (ty, vec) = (ScalarType::F32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, Op::Add, false, false).into(),
+                family: reduce_key(4, LARGE, Op::Add, false, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone(), f.clone()],
             });
             // reduce_by_key: u32 keys (the flags' column) at the heads.
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, Op::Add, false, true).into(),
+                family: reduce_key(4, LARGE, Op::Add, false, true).into(),
                 sources: vec![
                     SourceKey::plain(ty, vec),
                     f.clone(),
@@ -360,7 +364,7 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ScalarType::F32, Op::Add, true).into(),
+                family: scan_key(ScalarType::F32, LARGE, Op::Add, true).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -379,24 +383,24 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(ty, op, exclusive).into(),
+                        family: scan_key(ty, LARGE, op, exclusive).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
                 v.push(KernelKey {
                     functor: None,
-                    family: reduce_key(size, op, false, false).into(),
+                    family: reduce_key(size, LARGE, op, false, false).into(),
                     sources: vec![SourceKey::plain(ty, vec), flags(vec), flags(1)],
                 });
             }
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(size, Op::Add, true, false).into(),
+                family: reduce_key(size, LARGE, Op::Add, true, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0), flags(1)],
             });
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, Op::Min, false, true).into(),
+                family: reduce_key(4, LARGE, Op::Min, false, true).into(),
                 sources: vec![
                     SourceKey::plain(ScalarType::I32, 4),
                     flags(4),
@@ -405,10 +409,33 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ty, Op::Max, false).into(),
+                family: scan_key(ty, LARGE, Op::Max, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });
+            if tuning::seg(size, 1).rounds != tuning::seg(size, LARGE).rounds {
+                for exclusive in [false, true] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: scan_key(ty, 1, Op::Add, exclusive).into(),
+                        sources: vec![SourceKey::plain(ty, vec), flags(vec)],
+                    });
+                }
+                v.push(KernelKey {
+                    functor: None,
+                    family: reduce_key(size, 1, Op::Add, false, false).into(),
+                    sources: vec![SourceKey::plain(ty, vec), flags(vec), flags(1)],
+                });
+            }
         }
+        v.push(KernelKey {
+            functor: None,
+            family: reduce_key(4, 1, Op::Add, false, true).into(),
+            sources: vec![
+                SourceKey::plain(ScalarType::F32, 4),
+                flags(4),
+                SourceKey::plain(ScalarType::U32, 1),
+            ],
+        });
         v
     }
 }

@@ -193,15 +193,27 @@ pub(crate) fn register_tile(size: usize) -> Shape {
 /// The single-pass kernels over (value, flag) pairs (segmented scans and reduce): as
 /// `register_tile`. For 8-byte values 4 rounds spill less (ptxas: 400 bytes a thread in the
 /// i64 scan against 700 with 8) but double the tiles, and were slower: the f64 segmented scan
-/// of 2^28 took 4.01 ms with 4 and 3.54 with 8 (H100, run 72). (`DEVSEQ_TUNE` knob
-/// `seg_rounds`.)
-pub(crate) fn seg(size: usize) -> Shape {
+/// of 2^28 took 4.01 ms with 4 and 3.54 with 8 (H100, run 72).
+///
+/// Small inputs of 4- and 8-byte values (`n` values of `size` bytes, at most `SEG_SMALL`) take
+/// 2 rounds: more, smaller tiles where 8 rounds left most multiprocessors idle. On an H100
+/// (2026-11-27, run 251, `DEVSEQ_TUNE=seg_rounds=R`, event ms, the mean of four alternations,
+/// 8 / 4 / 2 rounds): reduce_by_key_f32 at 2^16 0.0255 / 0.0219 / 0.0205, at 2^18 0.0261 /
+/// 0.0230 / 0.0238, at 2^20 0.0286 / 0.0304 / 0.0370; segmented_scan_add_i32 at 2^16 0.0119 /
+/// 0.0112 / 0.0108, 2^18 0.0120 / 0.0114 / 0.0106, 2^20 0.0123 / 0.0125 / 0.0122;
+/// segmented_scan_add_f64 at 2^16 0.0136 / 0.0128 / 0.0118, 2^18 (2 MB) 0.0132 / 0.0129 /
+/// 0.0122, 2^20 0.0158 / 0.0168 / 0.0195. (`DEVSEQ_TUNE` knob `seg_rounds`, every size.)
+pub(crate) fn seg(size: usize, n: usize) -> Shape {
     let sh = register_tile(size);
+    let small = sh.rounds == 8 && n.saturating_mul(size) <= SEG_SMALL;
     Shape {
         block: sh.block,
-        rounds: knob("seg_rounds", sh.rounds),
+        rounds: knob("seg_rounds", if small { 2 } else { sh.rounds }),
     }
 }
+
+/// The most bytes of values that the segmented kernels take in tiles of 2 rounds.
+pub(crate) const SEG_SMALL: usize = 2 << 20;
 
 /// The segmented scans: `seg`'s shape and `register_min_blocks` (for 8-byte values 8 rounds x 3
 /// blocks a multiprocessor), but 2 blocks for 4-byte values. The 8-byte integers' look-back also
@@ -222,8 +234,8 @@ pub(crate) fn seg(size: usize) -> Shape {
 /// 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x 3 spilled 4-8 bytes (none
 /// since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run 202). (`DEVSEQ_TUNE` knobs
 /// `seg_rounds`, `seg_minb`, `segscan_minb4`.)
-pub(crate) fn segscan(size: usize) -> (Shape, u32) {
-    let sh = seg(size);
+pub(crate) fn segscan(size: usize, n: usize) -> (Shape, u32) {
+    let sh = seg(size, n);
     match size {
         4 => (sh, knob("segscan_minb4", 2)),
         _ => (sh, register_min_blocks()),
