@@ -98,23 +98,19 @@ impl std::fmt::Debug for Source {
 /// Whether the leaves of `g` number `cols` columns and `params` constants in order of first use,
 /// each used: what `from_parts` would renumber them to.
 fn leaves_in_order(g: &Graph, cols: usize, params: usize) -> bool {
-    let (mut c, mut p) = (0u32, 0u32);
-    let next = |seen: &mut u32, k: u32| {
+    // A number stays where it is the next unused one or one used before (`u32::MAX` else).
+    let keep = |seen: &mut u32, k: u32| {
         if k == *seen {
             *seen += 1;
-            true
-        } else {
-            k < *seen
         }
+        if k < *seen { k } else { u32::MAX }
     };
-    let ok = g.nodes.iter().all(|n| match n.kind {
-        Kind::Column(k) => next(&mut c, k),
-        Kind::Param(k) => next(&mut p, k),
-        Kind::Head(_, k) => next(&mut p, k),
-        Kind::Random(_, sd, o) => next(&mut p, sd) && next(&mut p, o),
-        _ => true,
-    });
-    ok && c as usize == cols && p as usize == params
+    let (mut c, mut p) = (0u32, 0u32);
+    let same = g
+        .nodes
+        .iter()
+        .all(|n| n.remap_leaves(|k| keep(&mut c, k), |k| keep(&mut p, k)) == *n);
+    same && c as usize == cols && p as usize == params
 }
 
 /// The hash of a graph, which kernel keys use for the source's shape.
@@ -162,16 +158,7 @@ impl Source {
         let nodes: Vec<Node> = g
             .nodes
             .iter()
-            .map(|n| match n.kind {
-                Kind::Column(k) => leaf(n.ty, Kind::Column(column(k))),
-                Kind::Param(k) => leaf(n.ty, Kind::Param(param(k))),
-                Kind::Head(c, p) => leaf(n.ty, Kind::Head(c, param(p))),
-                Kind::Random(r, sd, o) => {
-                    let sd = param(sd);
-                    leaf(n.ty, Kind::Random(r, sd, param(o)))
-                }
-                _ => *n,
-            })
+            .map(|n| n.remap_leaves(&mut column, &mut param))
             .collect();
         let graph = Graph { nodes, out: g.out };
         Source {

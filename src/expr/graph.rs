@@ -119,6 +119,26 @@ impl Node {
         a.into_iter().chain(b).chain(c)
     }
 
+    /// The same node with the numbers of the columns and constants it reads renumbered by `col`
+    /// and `par` (a random leaf's seed before its offset).
+    pub fn remap_leaves(
+        self,
+        mut col: impl FnMut(u32) -> u32,
+        mut par: impl FnMut(u32) -> u32,
+    ) -> Node {
+        let kind = match self.kind {
+            Kind::Column(k) => Kind::Column(col(k)),
+            Kind::Param(k) => Kind::Param(par(k)),
+            Kind::Head(c, p) => Kind::Head(c, par(p)),
+            Kind::Random(r, sd, o) => {
+                let sd = par(sd);
+                Kind::Random(r, sd, par(o))
+            }
+            k => k,
+        };
+        Node { ty: self.ty, kind }
+    }
+
     /// The same node with its operands renumbered by `f`.
     pub fn remap(self, f: impl Fn(u32) -> u32) -> Node {
         let kind = match self.kind {

@@ -62,8 +62,13 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
         return Ok(out);
     }
     let vec = tuning::vec(size);
-    let sh = tuning::scan(src.ty(), n);
-    let k = gpu.kernel(key(src.ty(), n, op, init.is_some()), &[(src, vec)])?;
+    // The tiles follow the shape the instance is compiled for.
+    let key = key(src.ty(), n, op, init.is_some());
+    let sh = tuning::Shape {
+        block: key.block,
+        rounds: key.rounds,
+    };
+    let k = gpu.kernel(key, &[(src, vec)])?;
     // The tile waits in shared memory.
     let smem = sh.tile(vec) * size as u32;
     let tiles = sh.tiles(n, vec);

@@ -205,7 +205,7 @@ pub(crate) fn register_tile(size: usize) -> Shape {
 /// 0.0122, 2^20 0.0158 / 0.0168 / 0.0195. (`DEVSEQ_TUNE` knob `seg_rounds`, every size.)
 pub(crate) fn seg(size: usize, n: usize) -> Shape {
     let sh = register_tile(size);
-    let small = sh.rounds == 8 && n.saturating_mul(size) <= SEG_SMALL;
+    let small = size >= 4 && n.saturating_mul(size) <= SEG_SMALL;
     Shape {
         block: sh.block,
         rounds: knob("seg_rounds", if small { 2 } else { sh.rounds }),
