@@ -37,17 +37,40 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// A check that several in-place scatters into one target share, one after another: write c
+// notes a bad index at position i under the key c << 40 | i (`tag | i`, note_bad_index's word:
+// the smallest key wins), and `val` gets the index at the smallest key, so that the host needs
+// no copy of the writes' indices to name it. A thread that noted a bad index of this write
+// calls this after its loop: under the lock `lock` it reads the smallest key and, where that
+// key is this write's, writes the index there. A thread that lowers the key later takes the
+// lock later, so the last index written is that of the smallest key.
+template <class I>
+DS_DEV void note_chain_index(const I& idx, const u64* err, u64* val, u64* lock, u64 tag) {
+  constexpr u64 POSITION = (1ull << 40) - 1;
+  unsigned long long* l = (unsigned long long*)lock;
+  while (atomicCAS(l, 0ull, 1ull) != 0ull) {
+  }
+  __threadfence();
+  const u64 key = ~*(const volatile u64*)err;
+  if ((key & ~POSITION) == tag) *(volatile u64*)val = (u64)idx.at(key & POSITION);
+  __threadfence();
+  atomicExch(l, 0ull);
+}
+
 // out[idx[i]] = vals[i] over the grid's tiles. With err null (after the partition of scatter,
-// whose sort checked the indices) a bad index is only skipped. The values and the indices are
-// read in the same layout (both blocked only where both allow it).
+// whose sort checked the indices) a bad index is only skipped, else its key `tag | i` is
+// noted (note_bad_index; `tag` is zero but in a chain); with `val`, a chain's, the index
+// itself too (note_chain_index, once a thread). The values and the indices are read in the
+// same layout (both blocked only where both allow it).
 template <int BLOCK, int VEC, int R, class V, class I>
 DS_DEV void scatter_tiles(const V& vals, const I& idx, typename V::T* __restrict__ out, u64 n,
-                          u64 len, u64* err, u32* flag) {
+                          u64 len, u64* err, u32* flag, u64* val, u64* lock, u64 tag) {
   using namespace ds;
   typedef typename V::T T;
   typedef typename I::T X;
   constexpr bool BLOCKED = src_blocked<I, VEC>::value && src_blocked<V, VEC>::value;
   constexpr u64 TILE = (u64)BLOCK * VEC * R;
+  bool noted = false;
   for (u64 tb = (u64)blockIdx.x * TILE; tb < n; tb += (u64)gridDim.x * TILE) {
     X ix[R][VEC];
     T v[R][VEC];
@@ -72,9 +95,10 @@ DS_DEV void scatter_tiles(const V& vals, const I& idx, typename V::T* __restrict
         if (i >= n) continue;
         const u64 k = (u64)ix[r][j];
         if (k < len) out[k] = v[r][j];
-        else if (err) note_bad_index(err, flag, i);
+        else if (err) note_bad_index(err, flag, tag | i), noted = true;
       }
   }
+  if (noted && val) note_chain_index(idx, err, val, lock, tag);
 }
 
 // out[idx[i]] = vals[i] (out already holds the base).
@@ -82,7 +106,7 @@ template <class V, class I, int BLOCK, int VEC, int R>
 __global__ void __launch_bounds__(BLOCK)
     ds_scatter(const V vals, const I idx, const ScatterParams p) {
   scatter_tiles<BLOCK, VEC, R>(vals, idx, (typename V::T*)p.out, p.n, p.len, (u64*)p.err,
-                               (u32*)p.flag);
+                               (u32*)p.flag, (u64*)p.val, (u64*)p.lock, p.tag);
 }
 
 // A scatter and its base in one launch: the blocks copy the base to out (map_tiles, as
@@ -95,7 +119,8 @@ __global__ void __launch_bounds__(BLOCK)
   typename V::T* __restrict__ out = (typename V::T*)p.out;
   map_tiles<BLOCK, VEC, R>(base, out, p.len);
   grid_barrier((u32*)p.arrive, (u32*)p.passed);
-  scatter_tiles<BLOCK, VEC, R>(vals, idx, out, p.n, p.len, (u64*)p.err, (u32*)p.flag);
+  scatter_tiles<BLOCK, VEC, R>(vals, idx, out, p.n, p.len, (u64*)p.err, (u32*)p.flag, nullptr,
+                               nullptr, 0);
 }
 
 // Whether a scatter's writes are near each other: at `windows` evenly spaced places, a warp

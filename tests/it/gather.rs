@@ -553,3 +553,111 @@ fn scatter_into_many_times() {
         assert_eq!(out.to_vec().unwrap(), [147, 148, 149]);
     }
 }
+
+/// `scatter_into` one target many times before it is read, with bad indices in some of the
+/// writes (the GPU's writes share one bounds check, which notes the index itself): the error
+/// names the first bad write's first bad index (by position, not by value), from stored and
+/// lazy indices, u32 and u64, and the length of the target that write saw (a slice of the
+/// target taken between the writes); the calls that come before a bad one apply.
+#[test]
+fn scatter_into_errors_across_writes() {
+    let d = dev();
+    let first_error = |results: Vec<devseq::Result<()>>, out: &DeviceSeq<u32>, what: &str| {
+        let r = results
+            .into_iter()
+            .find(|r| r.is_err())
+            .unwrap_or_else(|| out.to_vec().map(drop));
+        match r {
+            Err(Error::IndexOutOfBounds { index, len }) => (index, len),
+            other => panic!("{what}: {other:?}"),
+        }
+    };
+    for n in [1usize, 33, 4097, 100_000] {
+        let len = n + 10;
+        let vals = upload(&(0..n as u32).collect::<Vec<_>>());
+        // Good, then bad at positions n / 2 (index len + 7) and n - 1 (index len), then a bad
+        // write whose bad index is smaller but later.
+        let good: Vec<u32> = (0..n as u32).collect();
+        let mut bad = good.clone();
+        bad[n - 1] = len as u32;
+        bad[n / 2] = len as u32 + 7;
+        let later = vec![len as u32 + 1; n];
+        for lazy in [false, true] {
+            let what = format!("n={n} lazy={lazy}");
+            let ix = |v: &[u32]| {
+                let s = upload(v);
+                if lazy {
+                    s.map(|k| k + 0u32).unwrap()
+                } else {
+                    s
+                }
+            };
+            let mut out = upload(&vec![0u32; len]);
+            let mut rs = Vec::new();
+            for w in [&good, &good, &bad, &good, &later] {
+                rs.push(vals.scatter_into(&ix(w), &mut out));
+            }
+            assert_eq!(
+                first_error(rs, &out, &what),
+                (len as u64 + 7, len),
+                "{what}"
+            );
+            // u64 indices, the bad write first.
+            let mut out = upload(&vec![0u32; len]);
+            let wide: Vec<u64> = (bad.iter().zip(&good))
+                .map(|(&b, &g)| {
+                    if b == g {
+                        g as u64
+                    } else {
+                        b as u64 + (1 << 33)
+                    }
+                })
+                .collect();
+            let rs = vec![
+                vals.scatter_into(&upload(&wide), &mut out),
+                vals.scatter_into(&ix(&good), &mut out),
+            ];
+            assert_eq!(
+                first_error(rs, &out, &what),
+                ((1 << 33) + len as u64 + 7, len),
+                "{what} u64"
+            );
+        }
+        // Every index of the first write bad (every thread takes the check's lock): the
+        // first position's.
+        let mut out = upload(&vec![0u32; len]);
+        let all: Vec<u32> = (0..n as u32).map(|i| len as u32 + 3 * i + 1).collect();
+        let rs = vec![
+            vals.scatter_into(&upload(&all), &mut out),
+            vals.scatter_into(&upload(&later), &mut out),
+        ];
+        assert_eq!(
+            first_error(rs, &out, "all bad"),
+            (len as u64 + 1, len),
+            "n={n} all bad"
+        );
+        // A write into a slice of the target, the target itself let go: the slice's length.
+        let mut out = upload(&vec![0u32; len]);
+        vals.scatter_into(&upload(&good), &mut out).unwrap();
+        let mut part = out.slice(3..n + 3);
+        drop(out);
+        let mut idx = good.clone();
+        idx[n - 1] = n as u32;
+        let rs = vec![vals.scatter_into(&upload(&idx), &mut part)];
+        assert_eq!(
+            first_error(rs, &part, "a slice"),
+            (n as u64, n),
+            "n={n} a slice"
+        );
+        // Good writes after a read: the target reads as the writes make it.
+        let mut out = upload(&vec![0u32; len]);
+        for round in 0..3u32 {
+            let v = upload(&vec![round; n]);
+            v.scatter_into(&upload(&good), &mut out).unwrap();
+            let mut want = vec![round; n];
+            want.extend(std::iter::repeat_n(0, 10));
+            assert_eq!(out.to_vec().unwrap(), want, "n={n} round {round}");
+        }
+    }
+    let _ = d;
+}

@@ -110,11 +110,21 @@ fn every_kernel_family_once() {
     for (k, &p) in perm.iter().enumerate() {
         assert_eq!(sc[p as usize], xs[k]);
     }
-    // The same in place, into a target nothing else holds, twice (two unread checks).
+    // The same in place, into a target nothing else holds, twice (one check for both).
     let mut into = upload(&vec![0i32; n]);
     s.scatter_into(&upload(&perm), &mut into).unwrap();
     s.scatter_into(&upload(&perm), &mut into).unwrap();
     assert_eq!(into.to_vec().unwrap(), sc);
+    // Then every index bad, twice: every thread notes one and takes the check's lock.
+    let far: Vec<u32> = (0..n as u32).map(|i| n as u32 + i).collect();
+    let r1 = s.scatter_into(&upload(&far), &mut into);
+    let r2 = s.scatter_into(&upload(&far), &mut into);
+    match r1.and(r2).and_then(|()| into.to_vec()) {
+        Err(devseq::Error::IndexOutOfBounds { index, len }) => {
+            assert_eq!((index, len), (n as u64, n))
+        }
+        other => panic!("scatter_into, every index bad: {other:?}"),
+    }
     let (k2, v2) = s.sort_pairs(&is).unwrap();
     assert_eq!(k2.to_vec().unwrap(), sorted);
     assert_eq!(v2.len(), n);

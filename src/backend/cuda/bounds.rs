@@ -1,12 +1,39 @@
 //! Bounds checks of indices: the offending index read back for `Error::IndexOutOfBounds`, and
 //! checks that a kernel leaves in a mailbox, read by the first use of the call's result
-//! (gather, scatter, scatter_combine) rather than by the call.
+//! (gather, scatter, scatter_combine) rather than by the call. In-place scatters into one
+//! target, one after another, share one check (`ScatterChain`), so that a loop of them holds
+//! one mailbox and never waits for the GPU before the target is read.
 
 use super::gpu::Gpu;
-use super::mem::{Buffer, Mailbox, Pending, column_ptr};
+use super::mem::{Buffer, Mailbox, Pending, Ptr, column_ptr};
 use crate::error::{Error, Result};
 use crate::source::Source;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// Where a scatter kernel notes a bad index (`ScatterParams`' fields of the same names): with
+/// `val` null, its position in `err` (`note_bad_index`); else under the key `tag | position`
+/// in `err`, and the index itself in `val` under the lock word `lock` (`note_chain_index`);
+/// with `err` null, nowhere (the indices were checked already). `flag` is a mailbox's host
+/// slot, set on any error.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Report {
+    pub err: Ptr,
+    pub flag: Ptr,
+    pub val: Ptr,
+    pub lock: Ptr,
+    pub tag: u64,
+}
+
+impl Report {
+    /// The position of a bad index, in `m`.
+    pub fn position(m: &Mailbox) -> Report {
+        Report {
+            err: m.word,
+            flag: m.slot,
+            ..Report::default()
+        }
+    }
+}
 
 /// The element at position `pos` of `src`, as u64 bits (waits for the stream).
 fn element(gpu: &Gpu, src: &Source, pos: u64) -> Result<u64> {
@@ -99,6 +126,121 @@ impl Drop for BoundsCheck {
             && let Some(gpu) = self.gpu.upgrade()
         {
             let _ = gpu.retire(self.m);
+        }
+    }
+}
+
+/// The low bits of a `ScatterChain`'s key that hold a position: writes of up to 2^40 elements
+/// join a chain (larger ones take a `BoundsCheck` of their own).
+pub(crate) const CHAIN_POSITION_BITS: u32 = 40;
+
+/// The most writes one chain takes (the key's other 24 bits number them).
+const CHAIN_CALLS: u64 = 1 << (64 - CHAIN_POSITION_BITS);
+
+/// The bounds checks of in-place scatters into one target, one after another, in one set of
+/// mailboxes: write `c` notes a bad index at position `i` under the key `c << 40 | i`, the
+/// smallest key wins (the first write with a bad index, at its first bad position), and the
+/// kernel notes the index found there beside it (`note_bad_value`), so the writes' indices
+/// are not kept. The target's first use reads it, as a `BoundsCheck`.
+pub(crate) struct ScatterChain {
+    gpu: Weak<Gpu>,
+    /// The key (and the slot, set on any error), the index, the lock.
+    key: Mailbox,
+    index: Mailbox,
+    lock: Mailbox,
+    /// The writes joined, and the target length of each: (first write, length) where it
+    /// changes.
+    writes: Mutex<(u64, Vec<(u64, usize)>)>,
+    verdict: OnceLock<Result<()>>,
+}
+
+impl ScatterChain {
+    /// A new chain, and the report of its first write, into a target of `len` elements.
+    pub fn start(gpu: &Gpu, len: usize) -> Result<(Arc<dyn Pending>, Report)> {
+        let (key, index, lock) = (gpu.mailbox()?, gpu.mailbox()?, gpu.mailbox()?);
+        let c = ScatterChain {
+            gpu: gpu.me.clone(),
+            key: key.keep()?,
+            index: index.keep()?,
+            lock: lock.keep()?,
+            writes: Mutex::new((0, Vec::new())),
+            verdict: OnceLock::new(),
+        };
+        let r = c
+            .join(len)
+            .ok_or_else(|| Error::Internal("a new scatter chain refused a write".into()))?;
+        Ok((Arc::new(c), r))
+    }
+}
+
+impl Pending for ScatterChain {
+    fn resolve(&self) -> Result<()> {
+        self.verdict
+            .get_or_init(|| {
+                let gpu = self
+                    .gpu
+                    .upgrade()
+                    .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
+                // The stream has drained once the key is read; the lock is free again, the
+                // index word set only where a key is.
+                let key = gpu.take_error(self.key)?;
+                gpu.give_back(self.lock)?;
+                let Some(key) = key else {
+                    gpu.give_back(self.index)?;
+                    return Ok(());
+                };
+                let index = gpu.take_kept_word(self.index)?;
+                let write = key >> CHAIN_POSITION_BITS;
+                let writes = self
+                    .writes
+                    .lock()
+                    .map_err(|_| Error::Internal("scatter chain lock poisoned".into()))?;
+                let len = writes
+                    .1
+                    .iter()
+                    .rev()
+                    .find(|&&(first, _)| first <= write)
+                    .map(|&(_, len)| len)
+                    .ok_or_else(|| {
+                        Error::Internal("a scatter chain's key names no write".into())
+                    })?;
+                Err(Error::IndexOutOfBounds { index, len })
+            })
+            .clone()
+    }
+
+    fn join(&self, len: usize) -> Option<Report> {
+        if self.verdict.get().is_some() {
+            return None;
+        }
+        let mut w = self.writes.lock().ok()?;
+        let c = w.0;
+        if c >= CHAIN_CALLS {
+            return None;
+        }
+        if w.1.last().is_none_or(|&(_, l)| l != len) {
+            w.1.push((c, len));
+        }
+        w.0 += 1;
+        Some(Report {
+            err: self.key.word,
+            flag: self.key.slot,
+            val: self.index.word,
+            lock: self.lock.word,
+            tag: c << CHAIN_POSITION_BITS,
+        })
+    }
+}
+
+impl Drop for ScatterChain {
+    fn drop(&mut self) {
+        // Never read: a kernel may still write the mailboxes (the index without a slot).
+        if self.verdict.get().is_none()
+            && let Some(gpu) = self.gpu.upgrade()
+        {
+            let _ = gpu.retire(self.key);
+            let _ = gpu.retire_zeroed(self.index);
+            let _ = gpu.retire(self.lock);
         }
     }
 }

@@ -11,12 +11,12 @@
 //! at a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write
 //! of a sector in memory for every 4-byte value.
 
-use super::bounds::{BoundsCheck, Failed};
+use super::bounds::{BoundsCheck, CHAIN_POSITION_BITS, Failed, Report, ScatterChain};
 use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
 use super::launch::kernel_params;
 use super::map::materialize;
-use super::mem::{Buffer, Mailbox, Ptr};
+use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
 use super::sort::sort_by_index;
 use super::tuning;
@@ -38,13 +38,17 @@ kernel_params!(
 );
 
 kernel_params!(
-    /// `ds_scatter`'s parameters (`err` null: bad indices skipped, already reported).
+    /// `ds_scatter`'s parameters: where a bad index is noted (`Report`: its position, or its
+    /// value in a chain of in-place scatters; `err` null: skipped, already reported).
     ScatterParams {
         out: Ptr,
         n: u64,
         len: u64,
         err: Ptr,
         flag: Ptr,
+        val: Ptr,
+        lock: Ptr,
+        tag: u64,
     }
 );
 
@@ -160,15 +164,15 @@ pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, src.len))
 }
 
-/// Queues the scatter of `vals` to `idx` into `out` (of `len` elements); with `err`, bad
-/// indices are noted there, else skipped.
+/// Queues the scatter of `vals` to `idx` into `out` (of `len` elements); bad indices are
+/// noted as `report` says.
 fn scatter_into(
     gpu: &Gpu,
     vals: &Source,
     idx: &Source,
     out: Ptr,
     len: usize,
-    err: Option<Mailbox>,
+    report: Report,
 ) -> Result<()> {
     let v = vec(vals.ty(), idx.ty());
     let sh = tuning::gather();
@@ -187,8 +191,11 @@ fn scatter_into(
             out,
             n: vals.len as u64,
             len: len as u64,
-            err: err.map_or(Ptr(0), |e| e.word),
-            flag: err.map_or(Ptr(0), |e| e.slot),
+            err: report.err,
+            flag: report.flag,
+            val: report.val,
+            lock: report.lock,
+            tag: report.tag,
         },
     )
 }
@@ -211,15 +218,17 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
         }
     }
     let err = gpu.mailbox()?;
-    scatter_into(gpu, vals, idx, out.ptr(), len, Some(*err))?;
+    scatter_into(gpu, vals, idx, out.ptr(), len, Report::position(&err))?;
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
 }
 
 /// `out[idx[i]] = vals[i]` into rows `off..off + len` of `buf`, a column that no other sequence
 /// shares: `scatter` without the copy of a base. The buffer keeps the checks it had (a bad
-/// index of the writes that made it stays an error) and gets this scatter's; where the call
-/// itself fails after writing (the partitioned path reads its check), every later use of the
-/// buffer gets that error too.
+/// index of the writes that made it stays an error) and gets this scatter's, which joins the
+/// chain of the scatters into it since its last read where there is one (`ScatterChain`: no
+/// wait however many scatters come before the read); where the call itself fails after
+/// writing (the partitioned path reads its check), every later use of the buffer gets that
+/// error too.
 pub(crate) fn scatter_in_place(
     gpu: &Gpu,
     vals: &Source,
@@ -242,10 +251,20 @@ pub(crate) fn scatter_in_place(
             Ok(()) => return Ok(()),
         }
     }
-    let err = gpu.mailbox()?;
-    scatter_into(gpu, vals, idx, out, len, Some(*err))?;
-    buf.add_check(BoundsCheck::check(gpu, err.keep()?, idx, len));
-    Ok(())
+    if vals.len as u64 > 1 << CHAIN_POSITION_BITS {
+        let err = gpu.mailbox()?;
+        scatter_into(gpu, vals, idx, out, len, Report::position(&err))?;
+        buf.add_check(BoundsCheck::check(gpu, err.keep()?, idx, len));
+        return Ok(());
+    }
+    match buf.join_check(len) {
+        Some(report) => scatter_into(gpu, vals, idx, out, len, report),
+        None => {
+            let (chain, report) = ScatterChain::start(gpu, len)?;
+            buf.add_check(chain);
+            scatter_into(gpu, vals, idx, out, len, report)
+        }
+    }
 }
 
 /// `scatter` in one launch (`ds_scatter_base`): the blocks copy the base, wait for each other,
@@ -315,7 +334,7 @@ fn scatter_partitioned(gpu: &Gpu, vals: &Source, idx: &Source, out: Ptr, len: us
         Source::column(s.keys.clone()),
         Source::column(s.values()?.clone()),
     );
-    scatter_into(gpu, &v, &k, out, len, None)?;
+    scatter_into(gpu, &v, &k, out, len, Report::default())?;
     s.check(gpu)
 }
 

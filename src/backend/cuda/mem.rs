@@ -3,6 +3,7 @@
 //! copies between host and device, and the mailboxes through which kernels leave small results
 //! for the host.
 
+use super::bounds::Report;
 use super::gpu::{DriverResult, Gpu, check};
 use crate::error::{Error, Result};
 use crate::source::{Column, Storage};
@@ -201,11 +202,18 @@ pub(crate) struct Buffer {
 pub(crate) trait Pending: Send + Sync {
     /// Waits for the verdict where it is not known yet; the same answer every time.
     fn resolve(&self) -> Result<()>;
+
+    /// Where this check can take the bounds check of one more in-place write into a target of
+    /// `len` elements (a `ScatterChain` not read yet), where that write notes a bad index.
+    fn join(&self, _len: usize) -> Option<Report> {
+        None
+    }
 }
 
 /// The most unread checks a buffer holds: past them, `add_check` reads those it has (a wait for
 /// the stream), so that a loop of in-place writes into one buffer that is never read holds a
-/// bounded number of mailboxes.
+/// bounded number of mailboxes. (In-place scatters share one check between reads, a
+/// `ScatterChain`, and reach this only with writes of more than 2^40 elements.)
 const MAX_CHECKS: usize = 64;
 
 impl Buffer {
@@ -256,6 +264,17 @@ impl Buffer {
             self.check = failed.into_iter().collect();
         }
         self.check.push(check);
+    }
+
+    /// Where the buffer's last check is one that this buffer alone holds and that can take
+    /// the check of one more in-place write into `len` of its elements: where that write
+    /// notes a bad index (`Pending::join`).
+    pub fn join_check(&self, len: usize) -> Option<Report> {
+        let c = self.check.last()?;
+        if Arc::strong_count(c) != 1 {
+            return None;
+        }
+        c.join(len)
     }
 
     /// `Ok` unless the kernel that wrote the buffer found an error (waits for its check).
@@ -726,7 +745,8 @@ impl Gpu {
         Ok(v)
     }
 
-    fn give_back(&self, m: Mailbox) -> Result<()> {
+    /// Returns a mailbox that no queued kernel writes any more, its word zero, to the pool.
+    pub fn give_back(&self, m: Mailbox) -> Result<()> {
         self.mail()?.free.push(m);
         Ok(())
     }
@@ -736,6 +756,13 @@ impl Gpu {
     pub fn retire(&self, m: Mailbox) -> Result<()> {
         self.mail()?.dirty.push(m);
         Ok(())
+    }
+
+    /// `retire` of a mailbox whose device word a kernel may have written without setting its
+    /// slot: the word is zeroed in stream order, after those kernels, before it is lent again.
+    pub fn retire_zeroed(&self, m: Mailbox) -> Result<()> {
+        self.zero_word(m)?;
+        self.retire(m)
     }
 
     /// Waits for the stream and cleans the retired mailboxes: an error noted in one (its slot
@@ -774,6 +801,11 @@ impl Gpu {
     /// into one); the mailbox is zeroed again and goes back to the pool.
     pub fn take_word(&self, mut h: Held<'_>) -> Result<u64> {
         let m = h.take()?;
+        self.take_kept_word(m)
+    }
+
+    /// `take_word` of a mailbox kept out of its `Held` (`Held::keep`).
+    pub fn take_kept_word(&self, m: Mailbox) -> Result<u64> {
         let w = self.read_u64(m.word)?;
         if w != 0 {
             self.zero_word(m)?;
