@@ -524,10 +524,12 @@ fn check_merge<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &st
 fn merges<X: S>() {
     let mut r = Rng::new(&format!("merge {}", std::any::type_name::<X>()));
     let large = big(300_001);
-    // The GPU's merge tiles are 3840 outputs (keys of up to 4 bytes) or 1792.
+    // The GPU's merge tiles are 6912 outputs (keys of up to 4 bytes) or 1792; an output of
+    // one tile is merged without the search for cuts. (s, s), (s, 33) and (s, 0) pairs put
+    // totals on both sides of both tiles.
     let sizes = [
-        0usize, 1, 2, 31, 32, 33, 895, 896, 1791, 1792, 1793, 1920, 2047, 2048, 2049, 3839, 3840,
-        3841, 4097, 65537,
+        0usize, 1, 2, 31, 32, 33, 895, 896, 1791, 1792, 1793, 1920, 2047, 2048, 2049, 3455, 3456,
+        3457, 3839, 3840, 3841, 4097, 6879, 6880, 6912, 6913, 65537,
     ];
     for &s in &sizes {
         for dist in DISTS {

@@ -1,6 +1,7 @@
 //! `merge` and `merge_pairs` on the GPU (`kernels/merge.cu`): merge path. One kernel finds
 //! where the merge of the two sequences crosses every tile's first output (a binary search
-//! along a diagonal); a second merges each tile in shared memory and stores it coalesced.
+//! along a diagonal); a second merges each tile in shared memory and stores it coalesced. An
+//! output of one tile needs no search (one launch).
 //! `rank` merges sorted needles with a haystack the same way, for large searches.
 
 use super::gpu::Gpu;
@@ -74,9 +75,29 @@ fn key(size: usize, keys: bool, values: bool) -> MergeKey {
 
 /// Where the merge of `a` and `b` crosses the first output of each tile of `tile` outputs
 /// (and its end): how many of the outputs before it come from `a`; and the tiles.
-fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Buffer, u64)> {
+/// Where each tile's stretch of `a` starts: found by `ds_merge_split`, or, for one tile, the
+/// stream's constant pair that stands for all of `a` (`Gpu::whole_cut`).
+enum Cuts {
+    Searched(Buffer),
+    Whole(Ptr),
+}
+
+impl Cuts {
+    fn ptr(&self) -> Ptr {
+        match self {
+            Cuts::Searched(b) => b.ptr(),
+            Cuts::Whole(p) => *p,
+        }
+    }
+}
+
+fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Cuts, u64)> {
     let total = (a.len + b.len) as u64;
     let tiles = total.div_ceil(tile as u64);
+    if tiles <= 1 {
+        // One tile takes all of both: the stream's constant cuts, no search.
+        return Ok((Cuts::Whole(gpu.whole_cut()), tiles));
+    }
     let cuts = Buffer::new(gpu, (tiles as usize + 1) * 8)?;
     let p = MergeParams {
         cuts: cuts.ptr(),
@@ -88,7 +109,7 @@ fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Buffer, u64)> {
     };
     gpu.kernel(MergeSplitKey { tile }, &[(a, 1), (b, 1)])?
         .launch((tiles + 1).div_ceil(SPLIT_BLOCK as u64), SPLIT_BLOCK, 0, &p)?;
-    Ok((cuts, tiles))
+    Ok((Cuts::Searched(cuts), tiles))
 }
 
 /// For each of the sorted `needles`, the number of keys of the sorted `hay` below it (at or

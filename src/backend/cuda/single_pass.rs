@@ -2,7 +2,7 @@
 //! the tile counter, the look-back status words, tagged with a launch number (epoch) so that
 //! they need no clearing between launches, and the partial results of one-wave reductions.
 
-use super::gpu::Gpu;
+use super::gpu::{DriverResult, Gpu};
 use super::launch::{Bound, KernelParams};
 use super::mem::{Ptr, Raw};
 use super::tuning;
@@ -67,6 +67,9 @@ struct Inner {
 /// Per-stream state of the single-pass kernels.
 pub(crate) struct StreamState {
     counters: Raw,
+    /// The cuts of a merge of one tile, [0, 2^62]: `merge_load` clamps a tile's end in `a` to
+    /// what its inputs hold, so this pair stands for "all of `a`" at any length.
+    whole_cut: Raw,
     partials: Raw,
     tally: Raw,
     inner: Mutex<Inner>,
@@ -80,6 +83,11 @@ impl StreamState {
         };
         Ok(StreamState {
             counters: Raw::zeroed(stream, counter::WORDS * 4)?,
+            whole_cut: Raw::Device(
+                stream
+                    .clone_htod(&[[0u8; 8], (1u64 << 62).to_le_bytes()].concat())
+                    .cuda("cuMemcpyHtoDAsync")?,
+            ),
             partials: Raw::zeroed(stream, PARTIAL_BYTES)?,
             tally: Raw::zeroed(stream, TALLY_BYTES)?,
             inner: Mutex::new(Inner {
@@ -101,6 +109,11 @@ impl Gpu {
     /// zeroes again.
     pub fn tally(&self) -> Ptr {
         self.passes.tally.ptr(&self.stream)
+    }
+
+    /// The cuts of a merge of one tile (`StreamState::whole_cut`).
+    pub fn whole_cut(&self) -> Ptr {
+        self.passes.whole_cut.ptr(&self.stream)
     }
 
     /// The address of counter word `i`.
