@@ -1,7 +1,8 @@
 // The last step of scatter_combine: the (index, value) pairs sorted stably by index form one
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
-// for the slots no index names). Where the sort noted an index out of range (*err nonzero)
+// for the slots no index names: for a grid of one tile and a small base, `copy` nonzero, the
+// block makes that copy itself first, where the host would otherwise queue it). Where the sort noted an index out of range (*err nonzero)
 // nothing is written, and the first tile hands the position on to the call's mailbox (`mail`,
 // and its host flag), which the first use of the result reads: the call does not wait. The
 // sorted pairs are the sort's own buffers; the base is a source, read at the slots.
@@ -50,6 +51,13 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const F f{};
   const u64 n = p.n;
   const I* __restrict__ keys = (const I*)p.keys;
+  if (p.copy) {
+    // One tile: the base's copy, at most COMBINE_COPY rounds a thread; the barrier orders
+    // these writes before the runs' (the scan below has barriers too).
+#pragma unroll 8
+    for (u64 s = threadIdx.x; s < p.copy; s += BLOCK) ((T*)p.out)[s] = bases.at(s);
+    __syncthreads();
+  }
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
   const bool bad = *(const u64*)p.err != 0;

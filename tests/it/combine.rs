@@ -87,3 +87,40 @@ fn out_of_range_index_writes_nothing() {
         Err(Error::IndexOutOfBounds { index: 0, len: 0 })
     ));
 }
+
+/// A few values into bases of lengths on both sides of what a one-tile GPU combine copies
+/// itself (8 rounds of its block of 256: 2048 elements), stored and lazy, with values of one
+/// tile (2048 to 4096 of them, by type) and of more: against the oracle; the untouched slots
+/// keep the base.
+fn small_combines_into_bases<X: T>() {
+    let mut r = Rng::new(&format!("combine bases {}", std::any::type_name::<X>()));
+    for len in [
+        1usize, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 9000,
+    ] {
+        for n in [1usize, 100, 3000, 9000] {
+            let xs: Vec<X> = draw_vec(&mut r, n, gen_for(Op::Max));
+            let idx: Vec<u32> = (0..n).map(|_| r.below(len as u64) as u32).collect();
+            let base: Vec<X> = draw_vec(&mut r, len, gen_for(Op::Max));
+            let what = format!("n={n} len={len}");
+            let got = upload(&xs)
+                .scatter_combine(&upload(&idx), &upload(&base), Op::Max)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_same(&got, &oracle(&xs, &idx, &base, Op::Max), &what);
+            // A lazy base: a map of the stored one.
+            let lazy = upload(&base).map(|x| x).unwrap();
+            let got = upload(&xs)
+                .scatter_combine(&upload(&idx), &lazy, Op::Max)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_same(
+                &got,
+                &oracle(&xs, &idx, &base, Op::Max),
+                &format!("{what} lazy"),
+            );
+        }
+    }
+}
+for_types!(small_combines, small_combines_into_bases);

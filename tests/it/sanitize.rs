@@ -144,7 +144,7 @@ fn every_kernel_family_once() {
     assert!(hf.windows(2).all(|w| w[0] <= w[1]));
 
     // Sorts of one tile (one block, every pass in shared memory): pairs, descending, and the
-    // sort of checked indices under a scatter_combine.
+    // sort of checked indices under a scatter_combine (of one tile, which copies its base).
     let m = 3001;
     let (k1, v1) = s.slice(..m).sort_pairs(&is.slice(..m)).unwrap();
     let mut pairs: Vec<(i32, u32)> = xs[..m].iter().copied().zip(idx[..m].to_vec()).collect();

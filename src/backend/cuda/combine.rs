@@ -32,8 +32,13 @@ kernel_params!(
         base: u32,
         epoch: u32,
         tiles: u32,
+        copy: u64,
     }
 );
+
+/// The most base elements a thread of a one-tile `ds_combine_runs` copies (`copy`): a base of
+/// up to this many rounds of the block is copied by the kernel, not by a copy queued first.
+const COMBINE_COPY: usize = 8;
 
 impl Template for CombineKey {
     type Params = CombineParams;
@@ -70,8 +75,16 @@ pub(crate) fn scatter_combine(
     base: &Source,
     op: Op,
 ) -> Result<Buffer> {
-    let out = materialize(gpu, base)?;
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
+    let sh = tuning::combine(size);
+    let tiles = sh.tiles(n, tuning::vec(size));
+    // One tile and a small base: the kernel copies the base itself (one launch fewer).
+    let copy = tiles == 1 && len <= COMBINE_COPY * sh.block as usize;
+    let out = if copy && len > 0 {
+        Buffer::new(gpu, len * size)?
+    } else {
+        materialize(gpu, base)?
+    };
     if n == 0 {
         return Ok(out);
     }
@@ -80,8 +93,6 @@ pub(crate) fn scatter_combine(
     }
     let s = sort_by_index(gpu, idx, vals, len, false)?;
     let k = gpu.kernel(key(size, idx.ty(), op), &[(base, 1)])?;
-    let sh = tuning::combine(size);
-    let tiles = sh.tiles(n, tuning::vec(size));
     let (keys, sorted) = (column_ptr(&s.keys)?, column_ptr(s.values()?)?);
     let m = gpu.mailbox()?;
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |p| CombineParams {
@@ -97,6 +108,7 @@ pub(crate) fn scatter_combine(
         base: p.base,
         epoch: p.epoch,
         tiles: tiles as u32,
+        copy: if copy { len as u64 } else { 0 },
     })?;
     // An index out of range is reported by the first use of `out` (the kernel wrote nothing).
     Ok(BoundsCheck::guard(gpu, out, m.keep()?, idx, len))
