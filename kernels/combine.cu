@@ -2,10 +2,11 @@
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
 // for the slots no index names: for a grid of one tile and a small base, `copy` nonzero, the
-// block makes that copy itself first, where the host would otherwise queue it). Where the sort noted an index out of range (*err nonzero)
-// nothing is written, and the first tile hands the position on to the call's mailbox (`mail`,
-// and its host flag), which the first use of the result reads: the call does not wait. The
-// sorted pairs are the sort's own buffers; the base is a source, read at the slots.
+// block makes that copy itself first, where the host would otherwise queue it). Where the
+// sort noted an index out of range (*err nonzero) nothing is written, and the first tile
+// hands the position on to the call's mailbox (`mail`, and its host flag), which the first
+// use of the result reads: the call does not wait. The sorted pairs are the sort's own
+// buffers; the base is a source, read at the slots.
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"

@@ -2,7 +2,7 @@
 //! checks that a kernel leaves in a mailbox, read by the first use of the call's result
 //! (gather, scatter, scatter_combine) rather than by the call. In-place scatters into one
 //! target, one after another, share one check (`ScatterChain`), so that a loop of them holds
-//! one mailbox and never waits for the GPU before the target is read.
+//! three mailboxes and never waits for the GPU before the target is read.
 
 use super::gpu::Gpu;
 use super::mem::{Buffer, Mailbox, Pending, Ptr, column_ptr};
@@ -86,6 +86,12 @@ impl BoundsCheck {
     }
 }
 
+/// The GPU of a check being read, which outlives its checks.
+fn live(gpu: &Weak<Gpu>) -> Result<Arc<Gpu>> {
+    gpu.upgrade()
+        .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))
+}
+
 /// A verdict known already: the error of a call that wrote part of a buffer in place before it
 /// failed, for every later use of the buffer.
 pub(crate) struct Failed(pub Error);
@@ -100,10 +106,7 @@ impl Pending for BoundsCheck {
     fn resolve(&self) -> Result<()> {
         self.verdict
             .get_or_init(|| {
-                let gpu = self
-                    .gpu
-                    .upgrade()
-                    .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
+                let gpu = live(&self.gpu)?;
                 let idx = self
                     .idx
                     .lock()
@@ -140,8 +143,8 @@ const CHAIN_CALLS: u64 = 1 << (64 - CHAIN_POSITION_BITS);
 /// The bounds checks of in-place scatters into one target, one after another, in one set of
 /// mailboxes: write `c` notes a bad index at position `i` under the key `c << 40 | i`, the
 /// smallest key wins (the first write with a bad index, at its first bad position), and the
-/// kernel notes the index found there beside it (`note_bad_value`), so the writes' indices
-/// are not kept. The target's first use reads it, as a `BoundsCheck`.
+/// kernel notes the index found there beside it (`note_chain_index`, kernels/gather.cu), so
+/// the writes' indices are not kept. The target's first use reads it, as a `BoundsCheck`.
 pub(crate) struct ScatterChain {
     gpu: Weak<Gpu>,
     /// The key (and the slot, set on any error), the index, the lock.
@@ -177,10 +180,7 @@ impl Pending for ScatterChain {
     fn resolve(&self) -> Result<()> {
         self.verdict
             .get_or_init(|| {
-                let gpu = self
-                    .gpu
-                    .upgrade()
-                    .ok_or_else(|| Error::Internal("a bounds check outlived its GPU".into()))?;
+                let gpu = live(&self.gpu)?;
                 // The stream has drained once the key is read; the lock is free again, the
                 // index word set only where a key is.
                 let key = gpu.take_error(self.key)?;

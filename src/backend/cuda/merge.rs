@@ -73,8 +73,6 @@ fn key(size: usize, keys: bool, values: bool) -> MergeKey {
     }
 }
 
-/// Where the merge of `a` and `b` crosses the first output of each tile of `tile` outputs
-/// (and its end): how many of the outputs before it come from `a`; and the tiles.
 /// Where each tile's stretch of `a` starts: found by `ds_merge_split`, or, for one tile, the
 /// stream's constant pair that stands for all of `a` (`Gpu::whole_cut`).
 enum Cuts {
@@ -91,6 +89,8 @@ impl Cuts {
     }
 }
 
+/// Where the merge of `a` and `b` crosses the first output of each tile of `tile` outputs
+/// (and its end): how many of the outputs before it come from `a`; and the tiles.
 fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Cuts, u64)> {
     let total = (a.len + b.len) as u64;
     let tiles = total.div_ceil(tile as u64);
