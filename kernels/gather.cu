@@ -46,13 +46,13 @@ __global__ void __launch_bounds__(BLOCK)
 // lock later, so the last index written is that of the smallest key.
 template <class I>
 DS_DEV void note_chain_index(const I& idx, const u64* err, u64* val, u64* lock, u64 tag) {
-  constexpr u64 POSITION = (1ull << 40) - 1;
   unsigned long long* l = (unsigned long long*)lock;
   while (atomicCAS(l, 0ull, 1ull) != 0ull) {
   }
   __threadfence();
   const u64 key = ~*(const volatile u64*)err;
-  if ((key & ~POSITION) == tag) *(volatile u64*)val = (u64)idx.at(key & POSITION);
+  // Earlier writes' keys are below this write's tag, and later writes have not run.
+  if (key >= tag) *(volatile u64*)val = (u64)idx.at(key - tag);
   __threadfence();
   atomicExch(l, 0ull);
 }

@@ -118,7 +118,18 @@ impl Gpu {
                     .into(),
             ));
         }
-        let ctx = CudaContext::new(ordinal).cuda("cuDevicePrimaryCtxRetain")?;
+        // NVRTC's first compile of the process (`jit::prime_nvrtc`), beside the context's
+        // creation; the scope waits for it on every path.
+        let ctx = std::thread::scope(|s| {
+            let primed = std::thread::Builder::new()
+                .name("devseq-jit".into())
+                .spawn_scoped(s, super::jit::prime_nvrtc);
+            let ctx = CudaContext::new(ordinal).cuda("cuDevicePrimaryCtxRetain");
+            if primed.is_err() {
+                super::jit::prime_nvrtc();
+            }
+            ctx
+        })?;
         // SAFETY: devseq orders all work on a buffer through the one stream that made it
         // (documented for users who hand buffers in or out), so cudarc need not record events.
         unsafe { ctx.disable_event_tracking() };

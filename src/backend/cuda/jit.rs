@@ -247,9 +247,10 @@ extern "C" fn end_background_compiles() {
     }
 }
 
-/// Registers the exit hook (again, after each of the first 64 NVRTC compiles and each of the
-/// first 64 module loads of a process: every load calls it, so it is in place before the first
-/// background job, which follows a quick form's load). The C library runs exit handlers in
+/// Registers the exit hook (after NVRTC's first compile, `prime_nvrtc`, and again after each
+/// of the first 64 NVRTC compiles and each of the first 64 module loads of a process: every
+/// load calls it, so it is in place before the first background job, which follows a quick
+/// form's load). The C library runs exit handlers in
 /// the reverse order of their registration, and NVRTC and the driver register the destructors
 /// of state they create lazily, during a process's first compiles and module loads: a hook
 /// registered after those runs before them, and waits for the background compiles while that
@@ -261,7 +262,9 @@ extern "C" fn end_background_compiles() {
 /// alone, a process whose first 64 kernels came from the disk cache compiled its first kernel
 /// after the last registration, and three of five test processes on a warm cache crashed at
 /// exit, a `devseq-jit` thread in a stack overflow or the allocator's heap check, on an H100,
-/// run 197: so compiles count apart.) Closing twice is harmless.
+/// run 197: so compiles count apart. Where a process's first compile was a background one, a
+/// process exiting during it still crashed, under the sanitizer on a warm disk cache, runs
+/// 261-264: hence `prime_nvrtc`.) Closing twice is harmless.
 fn register_exit_hook(after: Hook) {
     static HOOKS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
     if HOOKS[after as usize].fetch_add(1, Ordering::Relaxed) < 64 {
@@ -269,6 +272,39 @@ fn register_exit_hook(after: Hook) {
         // (it only takes locks without panicking).
         unsafe { atexit(end_background_compiles) };
     }
+}
+
+/// NVRTC's start, once a process, in the caller's thread: a compile of an empty kernel (20 to
+/// 30 ms on a build machine's CPU), then the exit hook. NVRTC (13.0) registers 14 exit handlers
+/// during a process's first compile, and none in later ones: were that first compile a
+/// background one, a process exiting while it ran would run those handlers before the hook
+/// (registered earlier) and tear NVRTC's state down under the compile: a segmentation fault,
+/// an abort, or a thread that goes on allocating without end (reproduced on a build machine
+/// by a C program that exits while a thread compiles). `Gpu::new` runs this beside the
+/// creation of its context and waits for it, so no background compile is a process's first.
+/// Without an architecture the kernel compiles to PTX for NVRTC's default one, which every
+/// version has.
+pub(crate) fn prime_nvrtc() {
+    static PRIMED: std::sync::Once = std::sync::Once::new();
+    PRIMED.call_once(|| {
+        let t0 = Instant::now();
+        let options = ["-std=c++17".to_string()];
+        let target = Target::Ptx(String::new());
+        let r = compile(
+            "extern \"C\" __global__ void ds_prime() {}",
+            "ds_prime",
+            &options,
+            &target,
+        );
+        register_exit_hook(Hook::Compile);
+        if log_enabled() {
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            match r {
+                Ok(_) => eprintln!("devseq: NVRTC started in {ms:.1} ms"),
+                Err(e) => eprintln!("devseq: NVRTC's first compile failed in {ms:.1} ms ({e})"),
+            }
+        }
+    });
 }
 
 /// What a registration of the exit hook follows: a compile by NVRTC or a module load.
