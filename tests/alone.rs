@@ -822,10 +822,10 @@ fn adopted_slices_are_counted_and_freed() {
 /// process's, and other tests' allocations would show in it.
 #[test]
 fn reused_buffers_hold_only_what_each_call_writes() {
-    // Dropped buffers of up to 32 MiB are kept and handed to the next request of their size
+    // Dropped buffers of up to 128 MiB are kept and handed to the next request of their size
     // class: every result must still be exactly what its own call wrote, never a leftover of
     // an earlier one, at sizes on both sides of the class edges and of the largest kept buffer
-    // (elements of 4 bytes: 128 elements fill the smallest class, 2^23 the largest).
+    // (elements of 4 bytes: 128 elements fill the smallest class, 2^25 the largest).
     let _one = alone();
     let d = dev();
     d.synchronize().unwrap();
@@ -844,6 +844,9 @@ fn reused_buffers_hold_only_what_each_call_writes() {
         (1 << 23) - 1,
         1 << 23,
         (1 << 23) + 1,
+        (1 << 25) - 1,
+        1 << 25,
+        (1 << 25) + 1,
     ];
     for round in 0..3u32 {
         for &n in lens.iter().chain(lens.iter().rev()) {

@@ -120,6 +120,7 @@ impl Gpu {
         }
         // NVRTC's first compile of the process (`jit::prime_nvrtc`), beside the context's
         // creation; the scope waits for it on every path.
+        let t0 = std::time::Instant::now();
         let ctx = std::thread::scope(|s| {
             let primed = std::thread::Builder::new()
                 .name("devseq-jit".into())
@@ -127,6 +128,10 @@ impl Gpu {
             let ctx = CudaContext::new(ordinal).cuda("cuDevicePrimaryCtxRetain");
             if primed.is_err() {
                 super::jit::prime_nvrtc();
+            }
+            if super::jit::log_enabled() {
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                eprintln!("devseq: the context of GPU {ordinal} made in {ms:.1} ms");
             }
             ctx
         })?;

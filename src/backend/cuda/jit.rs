@@ -444,7 +444,7 @@ fn cache_dir() -> Option<PathBuf> {
     env("HOME").map(|h| PathBuf::from(h).join(".cache").join("devseq"))
 }
 
-fn log_enabled() -> bool {
+pub(crate) fn log_enabled() -> bool {
     static L: OnceLock<bool> = OnceLock::new();
     *L.get_or_init(|| std::env::var_os("DEVSEQ_LOG").is_some_and(|v| !v.is_empty() && v != "0"))
 }
