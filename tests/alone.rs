@@ -492,6 +492,9 @@ fn child_process_entry() {
     if role == "tiers" {
         return both_tiers(&d);
     }
+    if let Some(ms) = role.strip_prefix("exit:") {
+        return exit_while_compiling(&d, ms.parse().ok());
+    }
     let threads = if role == "stress" { 16 } else { 1 };
     let h = Device::host();
     let xv: Vec<f32> = (0..20_000)
@@ -609,6 +612,22 @@ fn both_tiers(d: &Device) {
     }
 }
 
+/// Runs a scan and a reduction of a map (their quick forms, from the disk cache where it holds
+/// them; their optimized forms queued for the background threads), waits `ms` milliseconds
+/// and exits the process, while those compiles run: the first NVRTC compiles of a process whose
+/// quick forms all came from disk. With no `ms` (the child that fills the cache), returns.
+fn exit_while_compiling(d: &Device, ms: Option<u64>) {
+    let xs = DeviceSeq::<f64>::sequence(d, 1000).unwrap();
+    let scan = xs.inclusive_scan(Op::Add).unwrap().to_vec().unwrap();
+    assert_eq!(scan[999], 499_500.0);
+    let sum = xs.map(|x| x * 0.5 + 1.0).unwrap().reduce(Op::Max).unwrap();
+    assert_eq!(sum, 500.5);
+    if let Some(ms) = ms {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        std::process::exit(0);
+    }
+}
+
 /// Runs `n` children of this test binary at once against the cache directory `dir`; returns
 /// their standard error.
 fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
@@ -625,10 +644,11 @@ fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
                 // cache entries are written before they exit.
                 .env(
                     "DEVSEQ_JIT",
-                    if role == "tiers" {
-                        "tiered"
-                    } else {
-                        "optimized"
+                    match role {
+                        "tiers" => "tiered",
+                        "exit:seed" => "quick",
+                        r if r.starts_with("exit:") => "tiered",
+                        _ => "optimized",
                     },
                 )
                 .stdout(std::process::Stdio::piped())
@@ -680,6 +700,29 @@ fn many_processes_share_one_cold_cache() {
         assert_eq!(ok, 0, "the host backend compiles nothing");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process that exits while its first NVRTC compiles run in the background (its quick
+/// forms all from the disk cache) exits cleanly: NVRTC registers exit handlers during a
+/// process's first compiles, which would tear its state down under a compile still running
+/// were they registered after devseq's exit hook (which waits for the compiles). Each child
+/// gets a copy of a cache that holds only quick forms, and exits after 0 to 400 ms (on an H100
+/// and an H200, those exiting after 40 to 120 ms crashed before the hook was kept last).
+#[test]
+fn exiting_during_the_first_background_compiles_is_clean() {
+    let _alone = alone();
+    let seed = cold_cache("exit-seed");
+    children("exit:seed", 1, &seed);
+    for ms in [0, 20, 40, 50, 60, 70, 80, 90, 100, 120, 150, 200, 300, 400] {
+        let dir = cold_cache("exit");
+        for e in std::fs::read_dir(&seed).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+        children(&format!("exit:{ms}"), 1, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&seed);
 }
 
 /// One byte flipped at several offsets of real cache entries: the next process does not use

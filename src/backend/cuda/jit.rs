@@ -215,6 +215,8 @@ struct Queue {
     pending: usize,
     /// Threads serving the queue.
     workers: usize,
+    /// Whether a thread registers the exit hook again while compiles run (`Background::keep`).
+    keeper: bool,
     /// The process is exiting: no more jobs.
     closed: bool,
 }
@@ -247,14 +249,16 @@ extern "C" fn end_background_compiles() {
     }
 }
 
-/// Registers the exit hook (after NVRTC's first compile, `prime_nvrtc`, and again after each
-/// of the first 64 NVRTC compiles and each of the first 64 module loads of a process: every
-/// load calls it, so it is in place before the first background job, which follows a quick
-/// form's load). The C library runs exit handlers in
-/// the reverse order of their registration, and NVRTC and the driver register the destructors
-/// of state they create lazily, during a process's first compiles and module loads: a hook
-/// registered after those runs before them, and waits for the background compiles while that
-/// state still exists.
+/// Registers the exit hook: after NVRTC's first compile (`prime_nvrtc`), after each of the
+/// first 64 NVRTC compiles and each of the first 64 module loads of a process (every load calls
+/// it, so it is in place before the first background job, which follows a quick form's load),
+/// and every millisecond while background compiles run (`Background::keep`). The C library runs
+/// exit handlers in the reverse order of their registration, and NVRTC and the driver register
+/// the destructors of state they create lazily, during a process's first compiles and module
+/// loads: a hook registered after those runs before them, and waits for the background
+/// compiles while that state still exists; a process that exits during a compile in which NVRTC
+/// registered a handler after the hook's latest registration runs that handler first and tears
+/// NVRTC's state down under the compile.
 /// (Registered once, at the first background job, it ran after some of them: processes that
 /// exited during background compiles ended in a segmentation fault in a `devseq-jit` thread,
 /// inside the C library's `setjmp` with a null buffer, on an H100, run 174; with
@@ -262,9 +266,12 @@ extern "C" fn end_background_compiles() {
 /// alone, a process whose first 64 kernels came from the disk cache compiled its first kernel
 /// after the last registration, and three of five test processes on a warm cache crashed at
 /// exit, a `devseq-jit` thread in a stack overflow or the allocator's heap check, on an H100,
-/// run 197: so compiles count apart. Where a process's first compile was a background one, a
-/// process exiting during it still crashed, under the sanitizer on a warm disk cache, runs
-/// 261-264: hence `prime_nvrtc`.) Closing twice is harmless.
+/// run 197: so compiles count apart. Registered after loads and compiles alone, a process
+/// whose quick forms all came from the disk cache and that exited 40 to 120 ms into its first
+/// background compiles crashed in `nvrtcCompileProgram` every time, on an H100 and an H200,
+/// runs 268-271: NVRTC 13.0 registered 12 handlers in the first compile of a process and 4
+/// more some 45 ms into the first compile of a real kernel; hence the prime and the keeper.)
+/// Closing twice is harmless.
 fn register_exit_hook(after: Hook) {
     static HOOKS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
     if HOOKS[after as usize].fetch_add(1, Ordering::Relaxed) < 64 {
@@ -275,15 +282,11 @@ fn register_exit_hook(after: Hook) {
 }
 
 /// NVRTC's start, once a process, in the caller's thread: a compile of an empty kernel (20 to
-/// 30 ms on a build machine's CPU), then the exit hook. NVRTC (13.0) registers 14 exit handlers
-/// during a process's first compile, and none in later ones: were that first compile a
-/// background one, a process exiting while it ran would run those handlers before the hook
-/// (registered earlier) and tear NVRTC's state down under the compile: a segmentation fault,
-/// an abort, or a thread that goes on allocating without end (reproduced on a build machine
-/// by a C program that exits while a thread compiles). `Gpu::new` runs this beside the
-/// creation of its context and waits for it, so no background compile is a process's first.
-/// Without an architecture the kernel compiles to PTX for NVRTC's default one, which every
-/// version has.
+/// 40 ms), then the exit hook. NVRTC registers most of its lazily made exit handlers during a
+/// process's first compile (12 on an H200's host, 14 on a build machine, NVRTC 13.0), so this
+/// takes them out of the first background compiles (see `register_exit_hook`). `Gpu::new` runs
+/// it beside the creation of its context (about 110 ms) and waits for it. Without an
+/// architecture the kernel compiles to PTX for NVRTC's default one, which every version has.
 pub(crate) fn prime_nvrtc() {
     static PRIMED: std::sync::Once = std::sync::Once::new();
     PRIMED.call_once(|| {
@@ -307,6 +310,11 @@ pub(crate) fn prime_nvrtc() {
     });
 }
 
+/// Registrations of the exit hook by the keepers (`Background::keep`), and their limit: 16 s of
+/// background compiles a process (a handler each costs the exit about 0.1 us).
+static KEEPER_HOOKS: AtomicU32 = AtomicU32::new(0);
+const KEEPER_MOST: u32 = 1 << 14;
+
 /// What a registration of the exit hook follows: a compile by NVRTC or a module load.
 #[derive(Clone, Copy)]
 enum Hook {
@@ -326,6 +334,16 @@ impl Background {
         }
         q.jobs.push_back(job);
         q.pending += 1;
+        if !q.keeper && KEEPER_HOOKS.load(Ordering::Relaxed) < KEEPER_MOST {
+            let me = self.clone();
+            if std::thread::Builder::new()
+                .name("devseq-jit".into())
+                .spawn(move || me.keep())
+                .is_ok()
+            {
+                q.keeper = true;
+            }
+        }
         if q.workers >= workers() {
             return;
         }
@@ -377,6 +395,31 @@ impl Background {
             if q.pending == 0 {
                 self.idle.notify_all();
             }
+        }
+    }
+
+    /// Registers the exit hook again every millisecond while compiles are queued or running
+    /// (at most `KEEPER_MOST` times a process), so that exit handlers NVRTC registers during a
+    /// compile come before the hook's latest registration within a millisecond (see
+    /// `register_exit_hook`).
+    fn keep(&self) {
+        let mut q = self.lock();
+        loop {
+            if q.closed
+                || q.pending == 0
+                || KEEPER_HOOKS.fetch_add(1, Ordering::Relaxed) >= KEEPER_MOST
+            {
+                q.keeper = false;
+                return;
+            }
+            drop(q);
+            // SAFETY: as in `register_exit_hook`.
+            unsafe { atexit(end_background_compiles) };
+            q = self.lock();
+            q = self
+                .idle
+                .wait_timeout(q, std::time::Duration::from_millis(1))
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
     }
 
