@@ -707,7 +707,8 @@ fn many_processes_share_one_cold_cache() {
 /// process's first compiles, which would tear its state down under a compile still running
 /// were they registered after devseq's exit hook (which waits for the compiles). Each child
 /// gets a copy of a cache that holds only quick forms, and exits after 0 to 400 ms (on an H100
-/// and an H200, those exiting after 40 to 120 ms crashed before the hook was kept last).
+/// and an H200, those exiting after 40 to 120 ms crashed before the hook was kept last); then
+/// children on empty caches (quick forms compiled first, in the foreground) do the same.
 #[test]
 fn exiting_during_the_first_background_compiles_is_clean() {
     let _alone = alone();
@@ -723,6 +724,11 @@ fn exiting_during_the_first_background_compiles_is_clean() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     let _ = std::fs::remove_dir_all(&seed);
+    for ms in [0, 40, 80, 150, 300] {
+        let dir = cold_cache("exit-cold");
+        children(&format!("exit:{ms}"), 1, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// One byte flipped at several offsets of real cache entries: the next process does not use
