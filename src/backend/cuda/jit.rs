@@ -275,10 +275,15 @@ extern "C" fn end_background_compiles() {
 fn register_exit_hook(after: Hook) {
     static HOOKS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
     if HOOKS[after as usize].fetch_add(1, Ordering::Relaxed) < 64 {
-        // SAFETY: registers a function that takes and returns nothing and does not unwind
-        // (it only takes locks without panicking).
-        unsafe { atexit(end_background_compiles) };
+        add_exit_hook();
     }
+}
+
+/// One more registration of the exit hook with the C library.
+fn add_exit_hook() {
+    // SAFETY: registers a function that takes and returns nothing and does not unwind (it only
+    // takes locks without panicking).
+    unsafe { atexit(end_background_compiles) };
 }
 
 /// NVRTC's start, once a process, in the caller's thread: a compile of an empty kernel (20 to
@@ -414,8 +419,7 @@ impl Background {
                 return;
             }
             drop(q);
-            // SAFETY: as in `register_exit_hook`.
-            unsafe { atexit(end_background_compiles) };
+            add_exit_hook();
             q = self.lock();
             q = self
                 .idle
