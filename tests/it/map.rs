@@ -490,3 +490,31 @@ fn float_min_max_keep_the_first_of_equal_zeros() {
         "f64 max"
     );
 }
+
+/// `copy` of stored sequences and of their slices, every type: whole 16-byte vectors and the
+/// bytes around them (a slice at each offset 0..=17 elements, so both aligned starts, copied
+/// by a kernel, and unaligned ones, copied by the driver), at the sizes of `sizes()` and
+/// lengths whose bytes are no multiple of 4.
+fn copies<X: T>() {
+    let mut r = Rng::new("copies");
+    let mut lens: Vec<usize> = sizes().to_vec();
+    lens.extend([3, 5, 7, 15, 17, 2045, 65_533]);
+    for &n in &lens {
+        let xs: Vec<X> = draw_vec(&mut r, n + 17, Gen::Any);
+        let a = upload(&xs);
+        for off in 0..=17 {
+            let got = a.slice(off..off + n).copy().unwrap();
+            assert!(got.is_stored());
+            assert_same(
+                &got.to_vec().unwrap(),
+                &xs[off..off + n],
+                &format!("n={n} at {off}"),
+            );
+            if off == 0 {
+                let again = got.copy().unwrap().to_vec().unwrap();
+                assert_same(&again, &xs[..n], &format!("n={n}, a copy's copy"));
+            }
+        }
+    }
+}
+crate::for_types!(copies_of_slices, copies);

@@ -7,6 +7,7 @@
 //! is recorded or waited for at each launch.
 
 use super::jit::Jit;
+use super::launch::Held;
 use super::mem::{Mailboxes, Pool, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
@@ -95,6 +96,9 @@ pub(crate) struct Gpu {
     pub staging: Mutex<Raw>,
     /// This GPU, for what outlives a call and must reach it later (pending checks).
     pub me: Weak<Gpu>,
+    /// The copy kernels of stored bytes (map.rs `copy_by_kernel`: 4-byte words, bytes), held
+    /// after their first use.
+    pub copiers: [OnceLock<Held>; 2],
 }
 
 impl Gpu {
@@ -160,6 +164,7 @@ impl Gpu {
             mail: Mailboxes::default(),
             staging: Mutex::new(staging),
             me: me.clone(),
+            copiers: Default::default(),
             ctx,
             stream,
             name,

@@ -193,6 +193,16 @@ impl Entry {
     }
 }
 
+/// A kernel's cache entry, held (`Jit::pin`).
+pub(crate) struct Pinned(Arc<Entry>);
+
+impl Pinned {
+    /// The kernel's current form.
+    pub fn current(&self) -> Result<Arc<Kernel>> {
+        self.0.current()
+    }
+}
+
 /// An optimized compile waiting for the background thread.
 struct Job {
     source: String,
@@ -579,7 +589,13 @@ impl Jit {
     /// The kernel of `key`, built on first use (different keys in parallel, each once): the
     /// optimized form from the disk cache where it is there, else as the tiers say.
     pub fn get(&self, key: &KernelKey) -> Result<Arc<Kernel>> {
-        once(&self.kernels, key, || self.first_build(key))?.current()
+        self.pin(key)?.current()
+    }
+
+    /// The kernel of `key`, held for launches that look up no key: its current form (quick,
+    /// then optimized) is `Pinned::current`.
+    pub fn pin(&self, key: &KernelKey) -> Result<Pinned> {
+        once(&self.kernels, key, || self.first_build(key)).map(Pinned)
     }
 
     fn first_build(&self, key: &KernelKey) -> Result<Arc<Entry>> {

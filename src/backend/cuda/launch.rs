@@ -5,17 +5,18 @@
 //! and parameter type come from the same key.
 
 use super::gpu::{DriverResult, Gpu};
-use super::jit::Kernel;
+use super::jit::{Kernel, Pinned};
 use super::key::{KernelKey, Template};
 use super::mem::{Buffer, Ptr};
-use super::source::{self, SourceArgs};
+use super::source::{self, SourceArgs, SourceKey};
 use crate::error::{Error, Result};
 use crate::expr::combine::CombinerShape;
+use crate::item::ScalarType;
 use crate::source::Source;
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
 /// A kernel's parameter struct, laid out as its C++ twin.
 pub(crate) trait KernelParams: DeviceRepr + Copy {
@@ -126,6 +127,65 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// The kernel of `key` reading the stored columns `cols` (each its element type, the
+    /// vector width it is aligned for, and the address of its element 0), held in `slot`
+    /// after its first use, so that later launches build and look up no key (a copy: map.rs).
+    /// A slot holds one kernel: a use with another key or other columns is an internal error.
+    pub fn kernel_held<K: Template>(
+        &self,
+        slot: &OnceLock<Held>,
+        key: K,
+        cols: &[(ScalarType, u32, Ptr)],
+    ) -> Result<Bound<'_, K::Params>> {
+        let family = key.into();
+        let held = match slot.get() {
+            Some(h) => h,
+            None => {
+                let key = KernelKey {
+                    functor: None,
+                    family,
+                    sources: cols
+                        .iter()
+                        .map(|&(ty, avec, _)| SourceKey::plain(ty, avec))
+                        .collect(),
+                };
+                let kernel = self.jit.pin(&key)?;
+                let _ = slot.set(Held { key, kernel });
+                slot.get()
+                    .ok_or_else(|| Error::Internal("a held kernel's slot is empty".into()))?
+            }
+        };
+        let same = held.key.family == family
+            && held.key.sources.len() == cols.len()
+            && held
+                .key
+                .sources
+                .iter()
+                .zip(cols)
+                .all(|(k, &(ty, avec, _))| *k == SourceKey::plain(ty, avec));
+        if !same {
+            return Err(Error::Internal(format!(
+                "a held kernel's slot used for {family:?} of other sources"
+            )));
+        }
+        Ok(Bound {
+            gpu: self,
+            kernel: held.kernel.current()?,
+            sources: cols.iter().map(|&(_, _, p)| SourceArgs::plain(p)).collect(),
+            params_first: K::PARAMS_FIRST,
+            _spilled: Vec::new(),
+            _p: PhantomData,
+        })
+    }
+}
+
+/// A kernel held for launches without a key lookup (`Gpu::kernel_held`), with its key.
+pub(crate) struct Held {
+    key: KernelKey,
+    kernel: Pinned,
+}
+
 impl<P: KernelParams> Bound<'_, P> {
     /// Queues the kernel with `grid` blocks of `block` threads and `smem` bytes of dynamic
     /// shared memory a block. The kernel's limit on dynamic shared memory is raised to `smem`
@@ -173,10 +233,11 @@ impl<P: KernelParams> Bound<'_, P> {
             block_dim: (block, 1, 1),
             shared_mem_bytes: smem,
         };
-        // SAFETY: `Gpu::kernel` compiled this kernel from a key whose source keys and family
-        // were made from the same sources (`self.sources`) and whose family's parameter
-        // struct is `P`: the template takes exactly those sources, then a `P` (or a `P`
-        // first, as `params_first` says, from the same family).
+        // SAFETY: `Gpu::kernel` (or `kernel_held`, which checks its slot's key) compiled this
+        // kernel from a key whose source keys and family were made from the same sources
+        // (`self.sources`) and whose family's parameter struct is `P`: the template takes
+        // exactly those sources, then a `P` (or a `P` first, as `params_first` says, from the
+        // same family).
         unsafe {
             launch_raw(
                 self.gpu,

@@ -8,6 +8,7 @@ use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr, column_ptr};
 use super::tuning;
 use crate::error::Result;
+use crate::item::ScalarType;
 use crate::source::Source;
 
 kernel_params!(
@@ -46,12 +47,16 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
     if n == 0 {
         return Ok(out);
     }
-    // A stored column is copied by the map kernel where it is aligned for 16-byte vectors,
-    // else by the driver (tuning::copy_by_kernel).
-    if let Some(c) = src.as_column()
-        && !(tuning::copy_by_kernel() && column_ptr(c)?.aligned(16))
-    {
-        gpu.copy(&out, column_ptr(c)?, bytes)?;
+    // A stored column is copied by a kernel where it is aligned for 16-byte vectors (whose
+    // launch costs the host less than the driver's copy), else by the driver
+    // (tuning::copy_by_kernel).
+    if let Some(c) = src.as_column() {
+        let p = column_ptr(c)?;
+        if tuning::copy_by_kernel() && p.aligned(16) {
+            copy_by_kernel(gpu, &out, p, bytes)?;
+        } else {
+            gpu.copy(&out, p, bytes)?;
+        }
         return Ok(out);
     }
     if let Some(bits) = src.as_constant()
@@ -81,6 +86,35 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         },
     )?;
     Ok(out)
+}
+
+/// Queues a copy of `bytes` bytes from `src` (aligned to 16) into the new buffer `dst` by the
+/// map kernel of a stored column of 4-byte words (bytes where `bytes` is no multiple of 4),
+/// held by the GPU (`Gpu::kernel_held`).
+fn copy_by_kernel(gpu: &Gpu, dst: &Buffer, src: Ptr, bytes: usize) -> Result<()> {
+    let (ty, slot) = if bytes.is_multiple_of(4) {
+        (ScalarType::U32, &gpu.copiers[0])
+    } else {
+        (ScalarType::U8, &gpu.copiers[1])
+    };
+    let (sh, vec) = (tuning::map(), tuning::vec(ty.size()));
+    let n = bytes / ty.size();
+    let key = MapKey {
+        block: sh.block,
+        vec,
+        rounds: sh.rounds,
+    };
+    let k = gpu.kernel_held(slot, key, &[(ty, vec, src)])?;
+    let grid = sh.tiles(n, vec).clamp(1, i32::MAX as u64);
+    k.launch(
+        grid,
+        sh.block,
+        0,
+        &MapParams {
+            out: dst.ptr(),
+            n: n as u64,
+        },
+    )
 }
 
 /// The elements of `src` into `out` (stored bits), waiting for them.

@@ -10,7 +10,7 @@
 //! freed on the stream after it), so any closure runs, however long.
 
 use super::gpu::Gpu;
-use super::mem::{Buffer, column_ptr};
+use super::mem::{Buffer, Ptr, column_ptr};
 use crate::error::{Error, Result};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::{Graph, Kind};
@@ -93,7 +93,6 @@ fn shifted(src: &Source, vec: u32) -> Vec<Shift> {
 
 impl SourceKey {
     /// A stored column of `ty` aligned for vectors of `avec` elements (0: unaligned).
-    #[cfg(test)]
     pub fn plain(ty: ScalarType, avec: u32) -> SourceKey {
         SourceKey {
             ty,
@@ -133,6 +132,15 @@ pub(crate) struct SourceArgs {
 
 // SAFETY: plain words; the kernel reads the first `sizeof(S)` bytes, laid out by `args`.
 unsafe impl cudarc::driver::DeviceRepr for SourceArgs {}
+
+impl SourceArgs {
+    /// The argument of a stored column (`SourceKey::plain`) whose element 0 is at `p`.
+    pub fn plain(p: Ptr) -> SourceArgs {
+        let mut words = [0u64; MAX_WORDS];
+        words[0] = p.0;
+        SourceArgs { words }
+    }
+}
 
 /// The key of `src` read in vectors of `vec` elements.
 pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {

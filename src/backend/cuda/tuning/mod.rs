@@ -84,14 +84,17 @@ pub(crate) fn map() -> Shape {
 }
 
 /// Whether a stored column (aligned for 16-byte vectors) is copied by the map kernel rather
-/// than the driver's device-to-device copy: no, they measure the same. On an H100, f32 at 2^16
-/// / 2^20 / 2^24 / 2^28, two alternations in each of runs 77 and 78: the kernel 0.0112,
-/// 0.0109, 0.0092, 0.0120 / 0.0107, 0.0111, 0.0094, 0.0129 / 0.0554, 0.0540, 0.0540, 0.0551 /
-/// 0.7239, 0.7216, 0.7205, 0.7212 ms; the driver 0.0092, 0.0124, 0.0116, 0.0104 / 0.0117,
-/// 0.0124, 0.0111, 0.0105 / 0.0552, 0.0563, 0.0533, 0.0538 / 0.7248, 0.7372, 0.7201, 0.7222.
-/// (`DEVSEQ_TUNE` knob `copy_kernel`, 0 or 1.)
+/// than the driver's device-to-device copy: yes, by the map kernel of 4-byte words (or bytes)
+/// that the GPU holds after its first use, so that a copy builds and looks up no kernel key
+/// (map.rs `copy_by_kernel`). Its launch costs the host less than the driver's copy. On an H100
+/// (run 277, 2026-11-28, one process a variant, four alternations; medians of the four
+/// medians, us, at 2^16 / 2^20 / 2^24 / 2^28): the held kernel 7.25 / 8.75 / 52.45 / 725.9,
+/// the driver 7.95 / 8.95 / 52.75 / 727.6, the map kernel through the usual key lookup 8.25 /
+/// 9.00 / 53.10 / 722.7; the peer's `cudaMemcpyAsync` 8.55 / 9.20 / 60.0 / 718.7 in the same
+/// run. Earlier, without the held kernel, the map kernel and the driver measured the same
+/// (runs 77-78). (`DEVSEQ_TUNE` knob `copy_kernel`, 1 or 0.)
 pub(crate) fn copy_by_kernel() -> bool {
-    knob("copy_kernel", 0) != 0
+    knob("copy_kernel", 1) != 0
 }
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
