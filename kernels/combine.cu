@@ -1,16 +1,17 @@
 // The last step of scatter_combine: the (index, value) pairs sorted stably by index form one
 // run per slot; a single-pass segmented scan (deterministic look-back) combines each run in
 // order and its last element writes out[slot] = run op base[slot] (out holds a copy of base,
-// for the slots no index names: for a grid of one tile and a small base, `copy` nonzero, the
-// block makes that copy itself first, where the host would otherwise queue it). Where the
-// sort noted an index out of range (*err nonzero) nothing is written, and the first tile
-// hands the position on to the call's mailbox (`mail`, and its host flag), which the first
-// use of the result reads: the call does not wait. The sorted pairs are the sort's own
-// buffers; the base is a source, read at the slots.
+// for the slots no index names). Where the sort noted an index out of range (*err nonzero)
+// nothing is written, and the first tile hands the position on to the call's mailbox (`mail`,
+// and its host flag), which the first use of the result reads: the call does not wait. The
+// sorted pairs are the sort's own buffers; the base is a source, read at the slots. Pairs of
+// one tile take one launch instead (ds_combine_tile): the block sorts them itself, and copies
+// a small base (`copy` nonzero) where the host would otherwise queue that copy.
 #pragma once
 #include "block/source.cuh"
 #include "block/scan.cuh"
 #include "segment.cu"
+#include "sort.cu"
 
 namespace ds {
 
@@ -38,12 +39,12 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
   tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
 }
 
-}  // namespace ds
-
-template <class B, class I, class Op, int BLOCK, int R, int MINB>
-__global__ void __launch_bounds__(BLOCK, MINB)
-    ds_combine_runs(const B bases, const CombineParams p) {
-  using namespace ds;
+// The runs of one tile of sorted pairs (indices `keys`, values `vals`: device or shared
+// memory), as ds_combine_runs describes; `err` the sort's error word. P: the kernel's
+// parameters (out, n, mail, flag, counter, status, base, epoch, tiles).
+template <class B, class I, class Op, int BLOCK, int R, class P>
+DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
+                         const typename B::T* __restrict__ vals, u64 err) {
   typedef typename B::T T;
   typedef wide_t<T> C;
   typedef SegCombine<Op, C> F;
@@ -51,20 +52,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   constexpr int VEC = 16 / sizeof(T);
   const F f{};
   const u64 n = p.n;
-  const I* __restrict__ keys = (const I*)p.keys;
-  if (p.copy) {
-    // One tile: the base's copy, at most COMBINE_COPY rounds a thread; the barrier orders
-    // these writes before the runs' (the scan below has barriers too).
-#pragma unroll 8
-    for (u64 s = threadIdx.x; s < p.copy; s += BLOCK) ((T*)p.out)[s] = bases.at(s);
-    __syncthreads();
-  }
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
-  const bool bad = *(const u64*)p.err != 0;
+  const bool bad = err != 0;
   T raw[R][VEC];
   I key[R][VEC];
-  load_rounds<BLOCK, R, VEC, true>((const T*)p.vals, n, tb, raw, T{});
+  load_rounds<BLOCK, R, VEC, true>(vals, n, tb, raw, T{});
   load_rounds<BLOCK, R, VEC, true>(keys, n, tb, key, (I)0);
   // A run starts where the index differs from the one before and ends where the next differs.
   C v[R][VEC];
@@ -105,7 +98,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       slot[r][j] = (lasts & item_bit<R, VEC>(r, j)) ? keys[item_index<BLOCK, VEC>(tb, r, j)] : (I)0;
   if (bad) {
     if (tile == 0 && threadIdx.x == 0)
-      note_bad_index((u64*)p.mail, (u32*)p.flag, ~*(const u64*)p.err);
+      note_bad_index((u64*)p.mail, (u32*)p.flag, ~err);
     return;
   }
   auto writes = [&](int r, int j) { return (lasts & item_bit<R, VEC>(r, j)) != 0; };
@@ -119,4 +112,58 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       if (writes(r, j)) ((T*)p.out)[slot[r][j]] = from_c<T>(v[r][j]);
+}
+
+}  // namespace ds
+
+template <class B, class I, class Op, int BLOCK, int R, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB)
+    ds_combine_runs(const B bases, const CombineParams p) {
+  using namespace ds;
+  typedef typename B::T T;
+  combine_tile<B, I, Op, BLOCK, R>(bases, p, (const I*)p.keys, (const T*)p.vals,
+                                   *(const u64*)p.err);
+}
+
+// scatter_combine of one tile (n <= BLOCK * R * VEC pairs) in one launch: the block sorts the
+// (index, value) pairs (sources `is`, `vs`) stably by index in shared memory (sort_tile_block,
+// on the index bits below p.len's bit length: the digits p.lo.., p.passes of them, the
+// indices checked against p.len), then combines the runs from there as ds_combine_runs does
+// from the sort's buffers (the same tile, so the same combinations, bit for bit), copying the
+// base first where p.copy is nonzero. Dynamic shared memory: sort_tile_block's.
+template <class IS, class VS, class B, class Op, int BLOCK, int R>
+__global__ void __launch_bounds__(BLOCK, 1)
+    ds_combine_tile(const IS is, const VS vs, const B bases, const CombineTileParams p) {
+  using namespace ds;
+  typedef typename B::T T;
+  typedef typename IS::T I;
+  typedef key_bits<I> KB;
+  typedef typename KB::U U;
+  constexpr int VEC = 16 / sizeof(T);
+  constexpr int ITEMS = R * VEC;
+  static_assert(sizeof(typename VS::T) == sizeof(T), "values of the base's type");
+  extern __shared__ __align__(16) u8 ds_dyn[];
+  if (p.copy) {
+    // The base's copy, at most COMBINE_COPY rounds a thread; the sort's barriers order these
+    // writes before the runs'.
+#pragma unroll 8
+    for (u64 s = threadIdx.x; s < p.copy; s += BLOCK) ((T*)p.out)[s] = bases.at(s);
+  }
+  U key[ITEMS];
+  T val[ITEMS];
+  const u64 err = sort_tile_block<IS, VS, 1, false, BLOCK, ITEMS>(
+      is, vs, (u32)p.n, p.lo, p.passes, p.len, ds_dyn, key, val);
+  // The sorted tile to shared memory in order, for combine_tile's loads (the sort's last
+  // barrier ended every read of its own copy there).
+  I* s_keys = reinterpret_cast<I*>(tile_keys_smem<BLOCK>(ds_dyn));
+  T* s_vals = reinterpret_cast<T*>(tile_values_smem<BLOCK, ITEMS, U>(ds_dyn));
+  const u32 seg = (u32)warp_id() * WARP * ITEMS;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 i = seg + j * WARP + lane_id();
+    s_keys[i] = KB::from_raw(KB::unorder(key[j]));
+    s_vals[i] = val[j];
+  }
+  __syncthreads();
+  combine_tile<B, I, Op, BLOCK, R>(bases, p, s_keys, s_vals, err);
 }

@@ -390,55 +390,67 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   }
 }
 
-// A whole sort in one block, for keys that fit one tile of the passes (0 < n <= BLOCK *
-// ITEMS): no histogram, plan or look-back, one launch. The tile stays in registers and shared
-// memory across its passes: each ranks it by one digit as ds_sort_pass does, into shared
-// memory, and reads it back in the new order for the next. A pass whose digit is the same for
-// every key moves nothing and is skipped (as the plan skips it). With check_len > 0, *err is
-// ~i of the first key >= check_len (note_bad_index's word), else zero: the kernel writes the
-// word either way, so the host need not clear it. Dynamic shared memory: the digit counts and
-// masks, then the tile's keys and values (src/backend/cuda/sort.rs, `tile_smem`).
+namespace ds {
+
+// Where a one-block sort (sort_tile_block) keeps the tile's keys (ordered bits, U) and values
+// in its dynamic shared memory: after the digit counts and masks (2 x NW x RADIX words) and 8
+// words of warp sums (src/backend/cuda/sort.rs, `tile_smem`).
+template <int BLOCK> DS_DEV u8* tile_keys_smem(u8* dyn) {
+  return dyn + 2 * (BLOCK / WARP) * RADIX * 4 + 8 * 8;
+}
+template <int BLOCK, int ITEMS, class U> DS_DEV u8* tile_values_smem(u8* dyn) {
+  return tile_keys_smem<BLOCK>(dyn) + BLOCK * ITEMS * sizeof(U);
+}
+
+// A whole sort in one block of the n <= BLOCK * ITEMS keys of `kin` (and values of `vin`,
+// VMODE 1) on the digits from bit lo, `passes` of them: no histogram, plan or look-back. The
+// tile stays in registers and shared memory (`dyn`) across its passes: each ranks it by one
+// digit as ds_sort_pass does, into shared memory, and reads it back in the new order for the
+// next. A pass whose digit is the same for every key moves nothing and is skipped (as the plan
+// skips it). Leaves the sorted tile in key[j] (ordered bits) and val[j], place
+// warp * WARP * ITEMS + j * WARP + lane (places from n on hold no key), and returns, in every
+// thread, ~i of the first key >= check_len where check_len > 0 (note_bad_index's word), else
+// zero. Ends with a barrier.
 template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK, 1)
-    ds_sort_tile(const KS kin, const VS vin, const SortTileParams p) {
-  using namespace ds;
-  typedef typename KS::T T;
-  typedef typename VS::T V;
-  typedef key_bits<T> KB;
+DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 passes,
+                           u64 check_len, u8* dyn,
+                           typename key_bits<typename KS::T>::U (&key)[ITEMS],
+                           typename VS::T (&val)[ITEMS]) {
+  typedef key_bits<typename KS::T> KB;
   typedef typename KB::U U;
+  typedef typename VS::T V;
   constexpr int NW = BLOCK / WARP;
   static_assert(BLOCK >= RADIX, "one thread a digit");
-  extern __shared__ __align__(16) u8 ds_dyn[];
-  u32(*s_count)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn);
-  u32(*s_match)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(ds_dyn + NW * RADIX * 4);
-  u64* s_warp = reinterpret_cast<u64*>(ds_dyn + 2 * NW * RADIX * 4);
-  U* s_keys = reinterpret_cast<U*>(s_warp + 8);
-  V* s_vals = reinterpret_cast<V*>(s_keys + BLOCK * ITEMS);
+  u32(*s_count)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(dyn);
+  u32(*s_match)[RADIX] = reinterpret_cast<u32(*)[RADIX]>(dyn + NW * RADIX * 4);
+  u64* s_warp = reinterpret_cast<u64*>(dyn + 2 * NW * RADIX * 4);
+  U* s_keys = reinterpret_cast<U*>(tile_keys_smem<BLOCK>(dyn));
+  V* s_vals = reinterpret_cast<V*>(tile_values_smem<BLOCK, ITEMS, U>(dyn));
   __shared__ u64 s_err;
-  const u32 n = (u32)p.n;
   const u32 invalid = (u32)(BLOCK * ITEMS) - n;
   const int lane = lane_id(), warp = warp_id();
   const u32 seg = (u32)warp * WARP * ITEMS;
   if (threadIdx.x == 0) s_err = 0;
   for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
+  // The error word is zero before any thread's loads may note a key in it (racecheck found
+  // the store racing with the notes of other warps).
+  __syncthreads();
   // Missing keys have digit 255 in every pass (all ones, or for a descending sort all zeros),
   // so they stay after every real key.
-  U key[ITEMS];
-  V val[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 i = seg + j * WARP + lane;
     U b = DESC ? (U)0 : (U)~(U)0;
     if (i < n) {
       b = KB::order(KB::raw(kin.at(i)));
-      if (p.check_len != 0 && (u64)b >= p.check_len) atomicMax(&s_err, ~(u64)i);
+      if (check_len != 0 && (u64)b >= check_len) atomicMax(&s_err, ~(u64)i);
     }
     key[j] = b;
     if constexpr (VMODE == 1) val[j] = i < n ? vin.at(i) : V{};
   }
   __syncthreads();
-  for (u32 q = 0; q < p.passes; ++q) {
-    const u32 shift = p.lo + 8 * q;
+  for (u32 q = 0; q < passes; ++q) {
+    const u32 shift = lo + 8 * q;
     count_digits<DESC>(s_count, key, shift);
     __syncthreads();
     u32 total = 0;
@@ -467,7 +479,33 @@ __global__ void __launch_bounds__(BLOCK, 1)
     for (u32 k = threadIdx.x; k < NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
     __syncthreads();
   }
-  if (threadIdx.x == 0) *(u64*)p.err = s_err;
+  return s_err;
+}
+
+}  // namespace ds
+
+// A whole sort in one block, for keys that fit one tile of the passes (0 < n <= BLOCK *
+// ITEMS; sort_tile_block), one launch. With check_len > 0, *err is ~i of the first key >=
+// check_len (note_bad_index's word), else zero: the kernel writes the word either way, so the
+// host need not clear it. Dynamic shared memory: the digit counts and masks, then the tile's
+// keys and values (src/backend/cuda/sort.rs, `tile_smem`).
+template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK, 1)
+    ds_sort_tile(const KS kin, const VS vin, const SortTileParams p) {
+  using namespace ds;
+  typedef typename KS::T T;
+  typedef typename VS::T V;
+  typedef key_bits<T> KB;
+  typedef typename KB::U U;
+  extern __shared__ __align__(16) u8 ds_dyn[];
+  const u32 n = (u32)p.n;
+  const int lane = lane_id(), warp = warp_id();
+  const u32 seg = (u32)warp * WARP * ITEMS;
+  U key[ITEMS];
+  V val[ITEMS];
+  const u64 err = sort_tile_block<KS, VS, VMODE, DESC, BLOCK, ITEMS>(
+      kin, vin, n, p.lo, p.passes, p.check_len, ds_dyn, key, val);
+  if (threadIdx.x == 0) *(u64*)p.err = err;
   T* ka = (T*)p.ka;
   V* va = (V*)p.va;
 #pragma unroll

@@ -15,7 +15,8 @@ impl<T: Element> DeviceSeq<T> {
     ///
     /// Cost: the sort (one histogram pass, then per 8 index bits one read and one write of
     /// index and value), one read of the sorted pairs, one write per distinct index, and a
-    /// copy of `base`. The call does not wait for the bounds check: as for
+    /// copy of `base`. On a GPU, up to one tile of values (2048 to 4096 by type) is sorted and
+    /// combined by one block in one launch. The call does not wait for the bounds check: as for
     /// [`gather`](Self::gather), an index out of range is reported by the first use of the
     /// result.
     ///

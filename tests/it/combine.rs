@@ -124,3 +124,86 @@ fn small_combines_into_bases<X: T>() {
     }
 }
 for_types!(small_combines, small_combines_into_bases);
+
+/// The pairs a GPU scatter_combine sorts and combines in one launch: one tile of the runs'
+/// kernel (256 threads x rounds x 16 bytes: 4096 values of 1 or 2 bytes, 3072 of 4, 2048 of
+/// 8), and one more.
+fn one_tile<X: T>() -> usize {
+    match std::mem::size_of::<X>() {
+        1 | 2 => 4096,
+        4 => 3072,
+        _ => 2048,
+    }
+}
+
+/// Every operator, inputs on both sides of one tile (`one_tile`), into one slot, a few, about
+/// one a value and many; u32 and u64 indices, stored and lazy indices and values; against the
+/// oracle.
+fn one_launch_combines<X: T>() {
+    let mut r = Rng::new(&format!("one launch {}", std::any::type_name::<X>()));
+    let tile = one_tile::<X>();
+    for n in [1usize, 2, 33, 257, tile - 1, tile, tile + 1] {
+        for slots in [1usize, 7, n, 70_000] {
+            for op in ops::<X>() {
+                let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+                let idx: Vec<u32> = (0..n).map(|_| r.below(slots as u64) as u32).collect();
+                let base: Vec<X> = draw_vec(&mut r, slots, gen_for(op));
+                let want = oracle(&xs, &idx, &base, op);
+                let what = format!("{op:?} n={n} slots={slots}");
+                let (vals, ids, b) = (upload(&xs), upload(&idx), upload(&base));
+                let got = vals.scatter_combine(&ids, &b, op).unwrap();
+                assert_same(&got.to_vec().unwrap(), &want, &what);
+                let wide: Vec<u64> = idx.iter().map(|&i| i as u64).collect();
+                let got = vals.scatter_combine(&upload(&wide), &b, op).unwrap();
+                assert_same(&got.to_vec().unwrap(), &want, &format!("{what} u64"));
+                let lazy_ids = ids.map(|i| i).unwrap();
+                let lazy_vals = vals.map(|x| x).unwrap();
+                let got = lazy_vals.scatter_combine(&lazy_ids, &b, op).unwrap();
+                assert_same(&got.to_vec().unwrap(), &want, &format!("{what} lazy"));
+            }
+        }
+    }
+}
+for_types!(one_launch, one_launch_combines);
+
+/// An index out of range among one tile of pairs (and one more than a tile): the first by
+/// position is reported, with u32 and u64 indices, and neither the values nor the base change.
+#[test]
+fn one_launch_bad_index() {
+    let mut r = Rng::new("one launch bad index");
+    let len = 1000usize;
+    for n in [1usize, 5, 3071, 3072, 3073] {
+        for bad_at in [0, n / 2, n - 1] {
+            let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut idx: Vec<u64> = (0..n).map(|_| r.below(len as u64)).collect();
+            idx[bad_at] = len as u64 + 5;
+            if bad_at + 1 < n {
+                idx[n - 1] = u64::MAX;
+            }
+            let base: Vec<f32> = vec![1.5; len];
+            let (vals, b) = (upload(&xs), upload(&base));
+            let what = format!("n={n} bad at {bad_at}");
+            match vals
+                .scatter_combine(&upload(&idx), &b, Op::Add)
+                .and_then(|y| y.to_vec())
+            {
+                Err(Error::IndexOutOfBounds { index, len: l }) => {
+                    assert_eq!((index, l), (idx[bad_at], len), "{what}")
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+            let narrow: Vec<u32> = idx.iter().map(|&i| i.min(u32::MAX as u64) as u32).collect();
+            match vals
+                .scatter_combine(&upload(&narrow), &b, Op::Add)
+                .and_then(|y| y.to_vec())
+            {
+                Err(Error::IndexOutOfBounds { index, len: l }) => {
+                    assert_eq!((index, l), (narrow[bad_at] as u64, len), "u32 {what}")
+                }
+                other => panic!("u32 {what}: {other:?}"),
+            }
+            assert_eq!(vals.to_vec().unwrap(), xs);
+            assert_eq!(b.to_vec().unwrap(), base);
+        }
+    }
+}

@@ -143,8 +143,9 @@ fn every_kernel_family_once() {
     let hf = fs.sort().unwrap().to_vec().unwrap();
     assert!(hf.windows(2).all(|w| w[0] <= w[1]));
 
-    // Sorts of one tile (one block, every pass in shared memory): pairs, descending, and the
-    // sort of checked indices under a scatter_combine (of one tile, which copies its base).
+    // Sorts of one tile (one block, every pass in shared memory): pairs, descending; and a
+    // scatter_combine of one tile, sorted and combined in one block (which copies its base),
+    // with good indices and with one out of range.
     let m = 3001;
     let (k1, v1) = s.slice(..m).sort_pairs(&is.slice(..m)).unwrap();
     let mut pairs: Vec<(i32, u32)> = xs[..m].iter().copied().zip(idx[..m].to_vec()).collect();
@@ -172,6 +173,18 @@ fn every_kernel_family_once() {
         want[k as usize] += x;
     }
     assert_eq!(comb.to_vec().unwrap(), want);
+    let mut bad = small[..m].to_vec();
+    bad[m / 2] = slots as u32;
+    match s
+        .slice(..m)
+        .scatter_combine(&upload(&bad), &upload(&vec![0i32; slots]), Op::Add)
+        .and_then(|c| c.to_vec())
+    {
+        Err(devseq::Error::IndexOutOfBounds { index, len }) => {
+            assert_eq!((index, len), (slots as u64, slots))
+        }
+        other => panic!("scatter_combine of one tile, an index bad: {other:?}"),
+    }
 }
 
 /// The larger tiles of the scans and segmented kernels: small inputs (the two tests above) take

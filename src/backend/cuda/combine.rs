@@ -1,15 +1,15 @@
 //! `scatter_combine` on the GPU: a stable sort of (index, value) on the bits the indices
 //! need, then one single-pass kernel (`kernels/combine.cu`) that combines each run of equal
-//! indices in order and writes its slot once. No atomics: float results are the same on
-//! every run.
+//! indices in order and writes its slot once; pairs of one tile in one launch, sorted by the
+//! kernel's block. No atomics: float results are the same on every run.
 
 use super::bounds::{BoundsCheck, index_error};
 use super::gpu::Gpu;
-use super::key::{CombineKey, Template, op_functor};
+use super::key::{CombineKey, CombineTileKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
-use super::sort::sort_by_index;
+use super::sort::{MAX_PASSES, index_bits, sort_by_index, tile_smem};
 use super::tuning;
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -32,12 +32,31 @@ kernel_params!(
         base: u32,
         epoch: u32,
         tiles: u32,
-        copy: u64,
     }
 );
 
-/// The most base elements a thread of a one-tile `ds_combine_runs` copies (`copy`): a base of
-/// up to this many rounds of the block is copied by the kernel, not by a copy queued first.
+kernel_params!(
+    /// `ds_combine_tile`'s parameters: as `CombineParams` for the runs (the sorted pairs in
+    /// the block's shared memory), and the sort's digits (`lo`, `passes`) and bounds (`len`).
+    CombineTileParams {
+        out: Ptr,
+        n: u64,
+        mail: Ptr,
+        flag: Ptr,
+        counter: Ptr,
+        status: Ptr,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
+        lo: u32,
+        passes: u32,
+        copy: u64,
+        len: u64,
+    }
+);
+
+/// The most base elements a thread of `ds_combine_tile` copies (`copy`): a base of up to this
+/// many rounds of the block is copied by the kernel, not by a copy queued first.
 const COMBINE_COPY: usize = 8;
 
 impl Template for CombineKey {
@@ -53,6 +72,31 @@ impl Template for CombineKey {
             self.rounds,
             self.minb
         )
+    }
+}
+
+impl Template for CombineTileKey {
+    type Params = CombineTileParams;
+    const FILE: &'static str = "combine.cu";
+    fn name(&self, s: &[String]) -> String {
+        format!(
+            "ds_combine_tile<{}, {}, {}, {}, {}, {}>",
+            s[0],
+            s[1],
+            s[2],
+            op_functor(self.op),
+            self.block,
+            self.rounds
+        )
+    }
+}
+
+fn tile_key(size: usize, op: Op) -> CombineTileKey {
+    let sh = tuning::combine(size);
+    CombineTileKey {
+        op,
+        block: sh.block,
+        rounds: sh.rounds,
     }
 }
 
@@ -78,7 +122,8 @@ pub(crate) fn scatter_combine(
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
     let sh = tuning::combine(size);
     let tiles = sh.tiles(n, tuning::vec(size));
-    // One tile and a small base: the kernel copies the base itself (one launch fewer).
+    // One tile is sorted and combined in one launch (`combine_tile`), whose block also copies
+    // a small base itself (one launch fewer).
     let copy = tiles == 1 && len <= COMBINE_COPY * sh.block as usize;
     let out = if copy && len > 0 {
         Buffer::new(gpu, len * size)?
@@ -90,6 +135,9 @@ pub(crate) fn scatter_combine(
     }
     if len == 0 {
         return Err(index_error(gpu, idx, 0, len)?);
+    }
+    if tiles == 1 {
+        return combine_tile(gpu, vals, idx, base, op, out, copy);
     }
     let s = sort_by_index(gpu, idx, vals, len, false)?;
     let k = gpu.kernel(key(size, idx.ty(), op), &[(base, 1)])?;
@@ -108,7 +156,45 @@ pub(crate) fn scatter_combine(
         base: p.base,
         epoch: p.epoch,
         tiles: tiles as u32,
+    })?;
+    // An index out of range is reported by the first use of `out` (the kernel wrote nothing).
+    Ok(BoundsCheck::guard(gpu, out, m.keep()?, idx, len))
+}
+
+/// scatter_combine of one tile in one launch (`ds_combine_tile`): the block sorts the pairs
+/// by index and combines their runs, into `out` (the base's copy, or with `copy` a buffer for
+/// the kernel to copy it into). The same tile as `ds_combine_runs`', so the same results.
+fn combine_tile(
+    gpu: &Gpu,
+    vals: &Source,
+    idx: &Source,
+    base: &Source,
+    op: Op,
+    out: Buffer,
+    copy: bool,
+) -> Result<Buffer> {
+    let (n, len, size) = (vals.len, base.len, vals.ty().size());
+    let key = tile_key(size, op);
+    let items = key.rounds * tuning::vec(size);
+    let bits = index_bits(len);
+    let passes = bits.div_ceil(8).min(MAX_PASSES as u32);
+    let smem = tile_smem(key.block, items, idx.ty().size(), Some(size));
+    let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
+    let m = gpu.mailbox()?;
+    gpu.launch_single_pass(&k, 1, key.block, smem, |p| CombineTileParams {
+        out: out.ptr(),
+        n: n as u64,
+        mail: m.word,
+        flag: m.slot,
+        counter: p.counter,
+        status: p.status,
+        base: p.base,
+        epoch: p.epoch,
+        tiles: 1,
+        lo: 0,
+        passes,
         copy: if copy { len as u64 } else { 0 },
+        len: len as u64,
     })?;
     // An index out of range is reported by the first use of `out` (the kernel wrote nothing).
     Ok(BoundsCheck::guard(gpu, out, m.keep()?, idx, len))
@@ -136,6 +222,23 @@ pub(crate) mod check {
                 family: key(t.size(), ScalarType::U64, Op::Min).into(),
                 sources: vec![SourceKey::plain(t, 1)],
             });
+            // One launch: every operator with u32 indices, the minimum with u64 ones.
+            for (op, idx) in Op::ALL
+                .into_iter()
+                .filter(|o| o.applies_to(t))
+                .map(|o| (o, ScalarType::U32))
+                .chain([(Op::Min, ScalarType::U64)])
+            {
+                v.push(KernelKey {
+                    functor: None,
+                    family: tile_key(t.size(), op).into(),
+                    sources: vec![
+                        SourceKey::plain(idx, 1),
+                        SourceKey::plain(t, 1),
+                        SourceKey::plain(t, 1),
+                    ],
+                });
+            }
         }
         v
     }

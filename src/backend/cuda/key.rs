@@ -141,6 +141,9 @@ families! {
     SortTile(SortTileKey { values: bool, desc: bool, block: u32, items: u32 }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
+    /// scatter_combine of one tile in one launch: the block's sort of the pairs, then their
+    /// runs (`kernels/combine.cu`).
+    CombineTile(CombineTileKey { op: Op, block: u32, rounds: u32 }),
     /// Chunk totals of a custom operator, then its result or the chunks' prefixes
     /// (`kernels/assoc.cu`); `mode` 0: reduce, 1: prefixes, 2: reduce by a commutative
     /// operator; `minb`: blocks a multiprocessor it is compiled for (0: no bound); `own`: the

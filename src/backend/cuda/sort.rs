@@ -98,12 +98,12 @@ fn pass_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
 
 /// Dynamic shared memory of a sort in one block (the layout at the top of ds_sort_tile): a
 /// pass's, less the look-back's digit offsets.
-fn tile_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
+pub(crate) fn tile_smem(block: u32, items: u32, key: usize, value: Option<usize>) -> u32 {
     pass_smem(block, items, key, value) - (RADIX * 8) as u32
 }
 
 const RADIX: usize = 256;
-const MAX_PASSES: usize = 8;
+pub(crate) const MAX_PASSES: usize = 8;
 /// sizeof(ds::SortPlan), rounded up.
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
@@ -133,7 +133,7 @@ fn pass_key(
 }
 
 /// The low bits that indices below `len` occupy (0 for `len <= 1`).
-fn index_bits(len: usize) -> u32 {
+pub(crate) fn index_bits(len: usize) -> u32 {
     if len <= 1 {
         0
     } else {
