@@ -9,7 +9,7 @@ use super::key::{CombineKey, CombineTileKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
-use super::sort::{MAX_PASSES, index_bits, sort_by_index, tile_smem};
+use super::sort::{digit_passes, index_bits, sort_by_index, tile_smem};
 use super::tuning;
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -176,8 +176,7 @@ fn combine_tile(
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
     let key = tile_key(size, op);
     let items = key.rounds * tuning::vec(size);
-    let bits = index_bits(len);
-    let passes = bits.div_ceil(8).min(MAX_PASSES as u32);
+    let (lo, passes) = digit_passes(0..index_bits(len));
     let smem = tile_smem(key.block, items, idx.ty().size(), Some(size));
     let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
     let m = gpu.mailbox()?;
@@ -191,7 +190,7 @@ fn combine_tile(
         base: p.base,
         epoch: p.epoch,
         tiles: 1,
-        lo: 0,
+        lo,
         passes,
         copy: if copy { len as u64 } else { 0 },
         len: len as u64,

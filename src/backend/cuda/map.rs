@@ -4,9 +4,9 @@
 
 use super::gpu::Gpu;
 use super::key::{MapKey, Template};
-use super::launch::kernel_params;
+use super::launch::{Bound, kernel_params};
 use super::mem::{Buffer, Ptr, column_ptr};
-use super::tuning;
+use super::tuning::{self, Shape};
 use crate::error::Result;
 use crate::item::ScalarType;
 use crate::source::Source;
@@ -74,7 +74,19 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         rounds: sh.rounds,
     };
     let k = gpu.kernel(key, &[(src, vec)])?;
-    // A block a tile (the kernel strides only past the largest grid).
+    launch_tiles(&k, sh, vec, &out, n)?;
+    Ok(out)
+}
+
+/// Queues `k`, a `ds_map` of `n` elements read in vectors of `vec`, into `out`: a block a tile
+/// (the kernel strides only past the largest grid).
+fn launch_tiles(
+    k: &Bound<'_, MapParams>,
+    sh: Shape,
+    vec: u32,
+    out: &Buffer,
+    n: usize,
+) -> Result<()> {
     let grid = sh.tiles(n, vec).clamp(1, i32::MAX as u64);
     k.launch(
         grid,
@@ -84,8 +96,7 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
             out: out.ptr(),
             n: n as u64,
         },
-    )?;
-    Ok(out)
+    )
 }
 
 /// Queues a copy of `bytes` bytes from `src` (aligned to 16) into the new buffer `dst` by the
@@ -105,16 +116,7 @@ fn copy_by_kernel(gpu: &Gpu, dst: &Buffer, src: Ptr, bytes: usize) -> Result<()>
         rounds: sh.rounds,
     };
     let k = gpu.kernel_held(slot, key, &[(ty, vec, src)])?;
-    let grid = sh.tiles(n, vec).clamp(1, i32::MAX as u64);
-    k.launch(
-        grid,
-        sh.block,
-        0,
-        &MapParams {
-            out: dst.ptr(),
-            n: n as u64,
-        },
-    )
+    launch_tiles(&k, sh, vec, dst, n)
 }
 
 /// The elements of `src` into `out` (stored bits), waiting for them.

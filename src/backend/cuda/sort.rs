@@ -103,7 +103,7 @@ pub(crate) fn tile_smem(block: u32, items: u32, key: usize, value: Option<usize>
 }
 
 const RADIX: usize = 256;
-pub(crate) const MAX_PASSES: usize = 8;
+const MAX_PASSES: usize = 8;
 /// sizeof(ds::SortPlan), rounded up.
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
@@ -130,6 +130,12 @@ fn pass_key(
         items,
         minb,
     }
+}
+
+/// The first bit and the number of 8-bit digit passes of a sort on the key bits `bits`.
+pub(crate) fn digit_passes(bits: std::ops::Range<u32>) -> (u32, u32) {
+    let lo = bits.start.min(bits.end);
+    (lo, (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32))
 }
 
 /// The low bits that indices below `len` occupy (0 for `len <= 1`).
@@ -222,8 +228,7 @@ fn sort_unchecked(
     let ks = kty.size();
     let vty = values.map(|v| v.ty());
     let vsize = vty.map_or(0, |v| v.size());
-    let lo = bits.start.min(bits.end);
-    let passes = (bits.end - lo).div_ceil(8).min(MAX_PASSES as u32);
+    let (lo, passes) = digit_passes(bits);
     let pk = pass_key(kty, vty, desc, n, &gpu.arch);
     let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
     // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
