@@ -2,9 +2,11 @@
 //! element type, operator and variant the launchers can ask for, each family listing its own,
 //! and lazy sources with every kind of leaf. Needs the NVRTC library, so it is ignored by
 //! default: `cargo test --lib -- --ignored kernels_compile`. With `DEVSEQ_DUMP_DIR` set, the
-//! images are written there (for cuobjdump); `DEVSEQ_COMPILE_ONLY` keeps the instances whose
-//! name expression contains that text (e.g. `ds_segscan<ds::Col<i32`); `DEVSEQ_PTXAS_INFO=1`
-//! prints ptxas' registers and spills of each, and fails on any spill. For compile-time surveys:
+//! images are written there (for cuobjdump), each beside its source text (`.cu`);
+//! `DEVSEQ_COMPILE_ONLY` keeps the instances whose name expression contains that text (e.g.
+//! `ds_segscan<ds::Col<i32`) or whose source text has that hash (the dumped files' suffix), or
+//! those of any of several such texts separated by `|`; `DEVSEQ_PTXAS_INFO=1` prints ptxas'
+//! registers and spills of each, and fails on any spill. For compile-time surveys:
 //! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time, `DEVSEQ_COMPILE_SAMPLE=k`
 //! keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the quick form (`jit.rs`) and
 //! `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
@@ -277,6 +279,7 @@ fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
 fn kernels_compile() {
     let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
     let only = std::env::var("DEVSEQ_COMPILE_ONLY").unwrap_or_default();
+    let only: Vec<&str> = only.split('|').collect();
     // Every k-th instance only (`DEVSEQ_COMPILE_SAMPLE=k`), for quick compile-time surveys.
     let sample: usize = std::env::var("DEVSEQ_COMPILE_SAMPLE")
         .ok()
@@ -293,7 +296,10 @@ fn kernels_compile() {
             std::hash::Hash::hash(&src, &mut h);
             (k, name, std::hash::Hasher::finish(&h) as u32)
         })
-        .filter(|(_, name, _)| name.contains(&only))
+        .filter(|(_, name, hash)| {
+            let hash = format!("{hash:08x}");
+            only.iter().any(|o| name.contains(o) || hash == *o)
+        })
         .enumerate()
         .filter(|(k, _)| k % sample == 0)
         .map(|(_, x)| x)
@@ -304,6 +310,16 @@ fn kernels_compile() {
         .par_iter()
         .filter_map(|(key, name, hash)| match compile(key, name) {
             Ok((image, log)) => {
+                if let Some(d) = &dump {
+                    let file: String = name
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    let file = d.join(format!("{file}_{hash:08x}"));
+                    let _ = std::fs::create_dir_all(d);
+                    let _ = std::fs::write(file.with_extension("cubin"), image);
+                    let _ = std::fs::write(file.with_extension("cu"), jit::instance(key).0);
+                }
                 if info {
                     let report: Vec<&str> = log
                         .lines()
@@ -316,14 +332,6 @@ fn kernels_compile() {
                     }) {
                         return Some(format!("{name}: spills:\n{log}"));
                     }
-                }
-                if let Some(d) = &dump {
-                    let file: String = name
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                        .collect();
-                    let _ = std::fs::create_dir_all(d);
-                    let _ = std::fs::write(d.join(format!("{file}_{hash:08x}.cubin")), image);
                 }
                 None
             }

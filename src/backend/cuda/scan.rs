@@ -5,6 +5,7 @@ use super::gpu::Gpu;
 use super::key::{ScanKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::source;
 use super::tuning;
 use crate::backend::Init;
 use crate::error::Result;
@@ -43,13 +44,15 @@ impl Template for ScanKey {
     }
 }
 
-fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool) -> ScanKey {
+/// The key of a scan of `n` elements of `ty`, whose items are `computed` in registers before
+/// they are staged (`source::computed`) or not.
+fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> ScanKey {
     let sh = tuning::scan(ty, n);
     ScanKey {
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::scan_min_blocks(),
+        minb: tuning::scan_min_blocks(computed),
         exclusive,
     }
 }
@@ -63,7 +66,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
     }
     let vec = tuning::vec(size);
     // The tiles follow the shape the instance is compiled for.
-    let key = key(src.ty(), n, op, init.is_some());
+    let key = key(src.ty(), n, op, init.is_some(), source::computed(src));
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -101,7 +104,7 @@ pub(crate) mod check {
             for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(s.ty, large, op, exclusive).into(),
+                    family: key(s.ty, large, op, exclusive, s.computed()).into(),
                     sources: vec![s.clone()],
                 });
             }
@@ -113,7 +116,7 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty, n, op, exclusive).into(),
+                        family: key(ty, n, op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
@@ -122,14 +125,14 @@ pub(crate) mod check {
                 for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty, bytes / ty.size(), op, exclusive).into(),
+                        family: key(ty, bytes / ty.size(), op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
             }
             v.push(KernelKey {
                 functor: None,
-                family: key(ty, n, Op::Max, false).into(),
+                family: key(ty, n, Op::Max, false, false).into(),
                 sources: vec![SourceKey::plain(ty, 0)],
             });
         }

@@ -103,6 +103,15 @@ impl SourceKey {
         }
     }
 
+    /// Whether this source's items are computed in registers by kernels that stage a tile
+    /// (`computed`).
+    #[cfg(test)]
+    pub fn computed(&self) -> bool {
+        self.shape
+            .as_ref()
+            .is_some_and(|s| !one_column(&s.graph, self.ty))
+    }
+
     /// The key of `src` as if aligned for vectors of `avec` elements (for compile checks,
     /// whose sources have no memory).
     #[cfg(test)]
@@ -204,6 +213,31 @@ pub(crate) fn args(gpu: &Gpu, src: &Source) -> Result<(SourceArgs, Option<Buffer
     Ok((SourceArgs { words }, Some(buf)))
 }
 
+/// Whether a lazy source of `ty` with expression `g` reads one column of elements as wide as
+/// its own, each row computed from that row's element alone: kernels may stage that column and
+/// compute the source from it (`ONE`, kernels/block/source.cuh).
+fn one_column(g: &Graph, ty: ScalarType) -> bool {
+    let mut cols = g.nodes.iter().filter_map(|n| match n.kind {
+        Kind::Column(i) => Some((i, n.ty)),
+        _ => None,
+    });
+    let first = cols.next();
+    let heads = g.nodes.iter().any(|n| match n.kind {
+        Kind::Head(c, _) => matches!(g.nodes[c as usize].kind, Kind::Column(_)),
+        _ => false,
+    });
+    match first {
+        Some((i, c)) => cols.all(|(j, _)| j == i) && !heads && c.size() == ty.size(),
+        None => false,
+    }
+}
+
+/// Whether kernels that stage a tile (the scans) compute `src`'s items in registers before
+/// staging them: a lazy source not staged as its one column (see `one_column`).
+pub(crate) fn computed(src: &Source) -> bool {
+    src.as_column().is_none() && !one_column(&src.graph, src.ty())
+}
+
 /// The C++ type of source `k` of a kernel.
 pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
     match key.shape {
@@ -270,9 +304,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let _ = writeln!(s, "struct S{k} {{");
     let _ = writeln!(s, "  typedef {t} T;");
     let _ = writeln!(s, "  static constexpr bool PLAIN = false;");
-    // One column of elements as wide as the source's, each row computed from its own: kernels
-    // may stage that column and compute the source from it (`ONE`, kernels/block/source.cuh).
-    let one = cols.len() == 1 && heads.is_empty() && cols[0].size() == key.ty.size();
+    let one = one_column(g, key.ty);
     let _ = writeln!(s, "  static constexpr bool ONE = {one};");
     if one {
         let _ = writeln!(s, "  typedef {} L;", cols[0].name());

@@ -301,10 +301,16 @@ pub(crate) fn combine_min_blocks(size: usize) -> u32 {
 
 /// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
 /// capping registers). The staged scan: 3 (64 KB of shared memory each; 2 was slower, run
-/// 42). The kernels with tiles in registers: 3 (85 registers for 256 threads); measured with 8
-/// rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were tried, 5 was slower.
-pub(crate) fn scan_min_blocks() -> u32 {
-    knob("scan_minb", 3)
+/// 42: 0.80 against 0.796 ms for i32 at 2^28 on an H100), but 2 (128 registers) where its
+/// items are `computed` in registers before they are staged (a lazy source not staged as its
+/// one column): at 80 registers ptxas spilled 4-100 bytes a thread in 9 of the compile check's
+/// 54 such instances (sm_90, 2026-11-28; the exclusive maxima most, 8-byte sources and 1-byte
+/// flags of 4-byte columns), at 128 none. The tile's shape stays, so such a scan gives the
+/// same bits as a scan of its stored copy. The kernels with tiles in registers: 3 (85
+/// registers for 256 threads); measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4
+/// rounds 4 and 5 blocks were tried, 5 was slower.
+pub(crate) fn scan_min_blocks(computed: bool) -> u32 {
+    knob("scan_minb", if computed { 2 } else { 3 })
 }
 pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
