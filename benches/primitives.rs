@@ -99,7 +99,7 @@ fn main() -> Result<()> {
         }
         // Lines the peer does not have, for tuning only (`DEVSEQ_BENCH_EXTRA=1`): segmented
         // scans of 8-byte values, of views at an odd offset, and segmented_reduce, heads every
-        // 1000 as above.
+        // 1000 as above; scans of two lazy sources.
         if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
             let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
             let wide = ints.cast::<i64>()?.copy()?;
@@ -116,6 +116,16 @@ fn main() -> Result<()> {
             })?;
             b.run("segmented_scan_add_i32_unaligned", lg, 9.0, || {
                 ints1.segmented_inclusive_scan(&flags1, Op::Add).map(drop)
+            })?;
+            // Scans of lazy sources computed in registers before they are staged (no column,
+            // and two columns), whose kernels take 2 blocks a multiprocessor.
+            let at = DeviceSeq::<u64>::sequence(&dev, n)?;
+            b.run("inclusive_scan_add_positions_u64", lg, 8.0, || {
+                at.inclusive_scan(Op::Add).map(drop)
+            })?;
+            let mixed = keys.zip_map(&idx, |k, i| k ^ i)?;
+            b.run("inclusive_scan_add_xor_u32", lg, 12.0, || {
+                mixed.inclusive_scan(Op::Add).map(drop)
             })?;
         }
         {

@@ -302,15 +302,18 @@ pub(crate) fn combine_min_blocks(size: usize) -> u32 {
 /// Blocks of a single-pass kernel that must fit a multiprocessor (`__launch_bounds__`,
 /// capping registers). The staged scan: 3 (64 KB of shared memory each; 2 was slower, run
 /// 42: 0.80 against 0.796 ms for i32 at 2^28 on an H100), but 2 (128 registers) where its
-/// items are `computed` in registers before they are staged (a lazy source not staged as its
-/// one column): at 80 registers ptxas spilled 4-100 bytes a thread in 9 of the compile check's
-/// 54 such instances (sm_90, 2026-11-28; the exclusive maxima most, 8-byte sources and 1-byte
-/// flags of 4-byte columns), at 128 none. The tile's shape stays, so such a scan gives the
-/// same bits as a scan of its stored copy. The kernels with tiles in registers: 3 (85
-/// registers for 256 threads); measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4
-/// rounds 4 and 5 blocks were tried, 5 was slower.
-pub(crate) fn scan_min_blocks(computed: bool) -> u32 {
-    knob("scan_minb", if computed { 2 } else { 3 })
+/// items of up to 4 bytes are `computed` in registers before they are staged (a lazy source
+/// not staged as its one column). At 80 registers ptxas spilled 4-100 bytes a thread in 41 of
+/// the compile check's 70 lazy scan instances (sm_90, 2026-11-28), most in that staging. On an
+/// H100 (run 289, five alternations, us at 2^24 / 2^28) the scan of the xor of two u32 columns
+/// took 82.7 / 1079 with 2 blocks against 92.9 / 1191 with 3; the scan of the positions as u64
+/// took 68.9 / 914 with 2 against 67.6 / 847 with 3, so 8-byte items keep 3 blocks and the few
+/// bytes they spill. The tile keeps its shape either way, so such a scan gives the bits of its
+/// stored copy's scan. The kernels with tiles in registers: 3 (85 registers for 256 threads);
+/// measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were
+/// tried, 5 was slower.
+pub(crate) fn scan_min_blocks(computed: bool, size: usize) -> u32 {
+    knob("scan_minb", if computed && size <= 4 { 2 } else { 3 })
 }
 pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
