@@ -555,4 +555,36 @@ mod tests {
         );
         assert_eq!(heads.params, [3]);
     }
+
+    #[test]
+    fn computed_sources_are_those_not_staged_as_one_column() {
+        let col = |ty| Source::column(Column::new(ty, Arc::new(NoMemory), 10));
+        let f32s = col(ScalarType::F32);
+        let x = |a: &[u32], id| crate::Expr::<f32>::from_node(id, a[0]);
+        let t = crate::expr::trace(&[ScalarType::F32], |a, id| x(a, id) * 2.0).unwrap();
+        let twice = Source::map(&[&f32s], &t, 10);
+        let t = crate::expr::trace(&[ScalarType::F32], |a, id| x(a, id).lt(0.5f32).cast::<u8>())
+            .unwrap();
+        let below = Source::map(&[&f32s], &t, 10);
+        // A stored column, and a map of one column as wide as its result: staged as the column.
+        assert!(!computed(&f32s));
+        assert!(!computed(&twice));
+        let key = SourceKey::assuming(&twice, 4);
+        assert!(!key.computed());
+        assert!(cpp_struct(&key, 0).contains("ONE = true;"));
+        // Narrower results, no column at all, two columns, head flags: computed.
+        assert!(computed(&below));
+        let key = SourceKey::assuming(&below, 16);
+        assert!(key.computed());
+        assert!(cpp_struct(&key, 0).contains("ONE = false;"));
+        assert!(computed(&Source::sequence(ScalarType::U64, 10)));
+        let t = crate::expr::trace(&[ScalarType::F32, ScalarType::F32], |a, id| {
+            crate::Expr::<f32>::from_node(id, a[0]) + crate::Expr::<f32>::from_node(id, a[1])
+        })
+        .unwrap();
+        let sum = Source::map(&[&f32s, &col(ScalarType::F32)], &t, 10);
+        assert!(computed(&sum) && SourceKey::assuming(&sum, 4).computed());
+        let heads = Source::head_flags(Column::new(ScalarType::U8, Arc::new(NoMemory), 10));
+        assert!(computed(&heads));
+    }
 }
