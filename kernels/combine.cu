@@ -157,13 +157,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   // barrier ended every read of its own copy there).
   I* s_keys = reinterpret_cast<I*>(tile_keys_smem<BLOCK>(ds_dyn));
   T* s_vals = reinterpret_cast<T*>(tile_values_smem<BLOCK, ITEMS, U>(ds_dyn));
-  const u32 seg = (u32)warp_id() * WARP * ITEMS;
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const u32 i = seg + j * WARP + lane_id();
-    s_keys[i] = KB::from_raw(KB::unorder(key[j]));
-    s_vals[i] = val[j];
-  }
+  store_sorted_tile<I, 1>(key, val, (u32)p.n, s_keys, s_vals);
   __syncthreads();
   combine_tile<B, I, Op, BLOCK, R>(bases, p, s_keys, s_vals, err);
 }

@@ -482,6 +482,22 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
   return s_err;
 }
 
+// The tile sort_tile_block left in key and val (ordered bits), in order: element i (below n)
+// to k[i] and, where VMODE != 0, v[i].
+template <class T, int VMODE, int ITEMS, class U, class V>
+DS_DEV void store_sorted_tile(const U (&key)[ITEMS], const V (&val)[ITEMS], u32 n, T* k, V* v) {
+  typedef key_bits<T> KB;
+  const u32 seg = (u32)warp_id() * WARP * ITEMS;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const u32 i = seg + j * WARP + lane_id();
+    if (i < n) {
+      k[i] = KB::from_raw(KB::unorder(key[j]));
+      if constexpr (VMODE != 0) v[i] = val[j];
+    }
+  }
+}
+
 }  // namespace ds
 
 // A whole sort in one block, for keys that fit one tile of the passes (0 < n <= BLOCK *
@@ -499,21 +515,10 @@ __global__ void __launch_bounds__(BLOCK, 1)
   typedef typename KB::U U;
   extern __shared__ __align__(16) u8 ds_dyn[];
   const u32 n = (u32)p.n;
-  const int lane = lane_id(), warp = warp_id();
-  const u32 seg = (u32)warp * WARP * ITEMS;
   U key[ITEMS];
   V val[ITEMS];
   const u64 err = sort_tile_block<KS, VS, VMODE, DESC, BLOCK, ITEMS>(
       kin, vin, n, p.lo, p.passes, p.check_len, ds_dyn, key, val);
   if (threadIdx.x == 0) *(u64*)p.err = err;
-  T* ka = (T*)p.ka;
-  V* va = (V*)p.va;
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const u32 i = seg + j * WARP + lane;
-    if (i < n) {
-      ka[i] = KB::from_raw(KB::unorder(key[j]));
-      if constexpr (VMODE != 0) va[i] = val[j];
-    }
-  }
+  store_sorted_tile<T, VMODE>(key, val, n, (T*)p.ka, (V*)p.va);
 }
