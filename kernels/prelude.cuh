@@ -23,6 +23,15 @@ struct bf16 { u16 bits; };
 
 namespace ds {
 
+// Whether this is the quick form of a kernel (the run-time compiler defines DS_QUICK for the
+// form compiled with NVRTC's fast-compile level, used until the optimized form is ready):
+// kernels may then take a shorter path that gives the same bits (the look-back's chain).
+#ifdef DS_QUICK
+constexpr bool QUICK = true;
+#else
+constexpr bool QUICK = false;
+#endif
+
 template <class A, class B> struct same { static constexpr bool value = false; };
 template <class A> struct same<A, A> { static constexpr bool value = true; };
 

@@ -300,14 +300,8 @@ template <class V> struct exact_fold { static constexpr bool value = !traits<V>:
 template <class C> struct exact_fold<SegPair<C>> { static constexpr bool value = exact_fold<C>::value; };
 
 // The exclusive prefix of `tile` (first f a[0] f ... f a[tile-1]), called by all lanes of one
-// warp; publishes the tile's aggregate first and its inclusive prefix last. The result is the
-// same in every lane.
-//
-// The warp reads the slots of DEPTH windows of 32 predecessors at once (one round trip), and
-// takes the nearest published inclusive prefix among them. Exact operators that find none
-// reduce the windows' aggregates (waiting for those not yet there) and read the DEPTH windows
-// before them, as far back as needed; floats wait and read the same windows again, since
-// their left fold needs the prefix first.
+// warp (`tile_prefix`); publishes the tile's aggregate first and its inclusive prefix last. The
+// result is the same in every lane.
 //
 // In parts, for kernels that may find the prefix another way: `tile_publish` (any one thread)
 // puts the aggregate (every tile, tile 0 too: a successor that finds no inclusive prefix yet
@@ -324,9 +318,51 @@ DS_DEV void tile_publish_inclusive(Slot* status, u32 tiles, u32 tile, u32 epoch,
   if (!absorbing<V>::test(aggregate))
     SlotIO<V>::put(Status{status, tiles}.inc(tile), f(prefix, aggregate), epoch);
 }
+
+// The exclusive prefix of `tile` by the chain: lane 0 waits for the inclusive prefix of the
+// tile before (or its aggregate, where that absorbs) and publishes its own. By the left fold's
+// definition that is the value `tile_lookback_windows` finds from any earlier prefix, so the bits are
+// the same; only a tile waits for each one before it (a round trip a tile), where the windowed
+// look-back resolves up to 128. The quick form of every look-back kernel takes it: about a
+// third of their compile time was the windowed look-back's code (NVRTC 13.0, the fast-compile
+// level `mid`, docs/performance.md).
 template <class V, class F>
-DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
-                       const F& f, V neutral) {
+DS_DEV V tile_chain(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
+                    const F& f) {
+  typedef SlotIO<V> IO;
+  const Status st{status, tiles};
+  V prefix = first;
+  if (lane_id() == 0) {
+    if (tile > 0) {
+      u32 rounds = 0, pause = 8;
+      for (;;) {
+        const typename IO::P wi = IO::peek(st.inc(tile - 1));
+        const typename IO::P wa = IO::peek(st.agg(tile - 1));
+        if (IO::FENCED) fence_acq_rel();
+        if (IO::ready(wi, epoch)) {
+          prefix = IO::value(st.inc(tile - 1), wi);
+          break;
+        }
+        if (absorbing<V>::any && IO::ready(wa, epoch) && IO::absorbs(wa)) {
+          prefix = IO::value(st.agg(tile - 1), wa);
+          break;
+        }
+        spin(rounds, pause);
+      }
+    }
+    tile_publish_inclusive(status, tiles, tile, epoch, aggregate, prefix, f);
+  }
+  return shfl_idx(prefix, 0);
+}
+
+// The look-back of the optimized form: the warp reads the slots of DEPTH windows of 32
+// predecessors at once (one round trip), and takes the nearest published inclusive prefix among
+// them. Exact operators that find none reduce the windows' aggregates (waiting for those not
+// yet there) and read the DEPTH windows before them, as far back as needed; floats wait and
+// read the same windows again, since their left fold needs the prefix first.
+template <class V, class F>
+DS_DEV V tile_lookback_windows(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate,
+                               V first, const F& f, V neutral) {
   typedef SlotIO<V> IO;
   // Windows read at once: 4 (8 did worse: more reads, each poll); 1 for values split over
   // several words, whose peeks hold two or four words a slot (H100, 2026-11-25, runs 151-153:
@@ -415,6 +451,17 @@ DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& ag
       spin(rounds, pause);
     }
   }
+}
+
+// The exclusive prefix of `tile`, its inclusive one published: by the windows, or in the quick
+// form by the chain.
+template <class V, class F>
+DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
+                       const F& f, V neutral) {
+  if constexpr (QUICK)
+    return tile_chain(status, tiles, tile, epoch, aggregate, first, f);
+  else
+    return tile_lookback_windows(status, tiles, tile, epoch, aggregate, first, f, neutral);
 }
 
 // The exclusive prefix of `tile` for values whose combination is not exact (floats), found

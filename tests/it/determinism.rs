@@ -49,6 +49,45 @@ fn all_float_primitives<X: T + devseq::Float>() {
     twice(|| s.sort().unwrap(), "sort");
 }
 
+/// Float segmented scans of long segments, several times: a tile without a head after one with
+/// a head near its end takes its prefix from the look-back, which must find the same value
+/// whether or not the tile before has published its prefix yet.
+fn long_segments<X: T + devseq::Float>() {
+    let mut r = Rng::new("determinism long segments");
+    let n = big((1 << 22) + 4097);
+    let xs: Vec<X> = (0..n)
+        .map(|_| X::from_acc_f((r.unit() - 0.3) * 1000.0))
+        .collect();
+    // Heads 500 to 20000 elements apart: many tiles hold none, and many hold one in their last
+    // 1024 elements (the read-back's reach).
+    let mut f = vec![0u8; n];
+    let mut i = 0;
+    while i < n {
+        f[i] = 1;
+        i += 500 + r.below(19_500) as usize;
+    }
+    let (s, fs) = (upload(&xs), upload(&f));
+    let incl = || s.segmented_inclusive_scan(&fs, Op::Add).unwrap();
+    let excl = || {
+        s.segmented_exclusive_scan(&fs, X::from_acc_f(1.0), Op::Add)
+            .unwrap()
+    };
+    let (a, b) = (incl().to_vec().unwrap(), excl().to_vec().unwrap());
+    for k in 0..4 {
+        assert_bits(&incl().to_vec().unwrap(), &a, &format!("seg incl, run {k}"));
+        assert_bits(&excl().to_vec().unwrap(), &b, &format!("seg excl, run {k}"));
+    }
+}
+
+#[test]
+fn long_segments_f32() {
+    long_segments::<f32>();
+}
+#[test]
+fn long_segments_f64() {
+    long_segments::<f64>();
+}
+
 #[test]
 fn f32() {
     all_float_primitives::<f32>();
