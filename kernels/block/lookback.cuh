@@ -493,8 +493,8 @@ DS_DEV V tile_lookback_grouped(Slot* status, u32 tiles, u32 tile, u32 epoch, V a
   const long long j = g - WARP + lane;  // the group whose slots this lane reads
   // Every slot this warp needs, in one round trip.
   P pa = lane < l ? IO::peek(st.agg(g * WARP + lane)) : P{};
-  P pe = g > 0 && j >= 0 ? IO::peek(st.inc(2 * j + 1)) : P{};
-  P pg = g > 0 && j >= 0 ? IO::peek(st.inc(2 * j)) : P{};
+  P pe = !QUICK && g > 0 && j >= 0 ? IO::peek(st.inc(2 * j + 1)) : P{};
+  P pg = !QUICK && g > 0 && j >= 0 ? IO::peek(st.inc(2 * j)) : P{};
   if (IO::FENCED) fence_acq_rel();
   // The group's aggregates through this tile's, scanned by the fixed tree.
   V mine = neutral;
@@ -507,9 +507,15 @@ DS_DEV V tile_lookback_grouped(Slot* status, u32 tiles, u32 tile, u32 epoch, V a
   const V inc = warp_scan_incl(mine, f);
   const V within = shfl_idx(inc, l > 0 ? l - 1 : 0);  // a[32g] f ... f a[tile - 1] (l > 0)
   if (l == WARP - 1 && lane == WARP - 1) IO::put(st.inc(2 * g), inc, epoch);
-  // E[g-1].
+  // E[g-1]: in the quick form by the chain over groups (lane 0 waits for it, published by
+  // group g-1's last tile: by the definition the same bits), else from the nearest E[h].
   V before = first;
-  if (g > 0) {
+  if constexpr (QUICK) {
+    if (g > 0) {
+      if (lane == 0) before = wait_slot<V>(st.inc(2 * (g - 1) + 1), epoch);
+      before = shfl_idx(before, 0);
+    }
+  } else if (g > 0) {
     u32 rounds = 0, pause = 64;
     for (;;) {
       const u32 b = __ballot_sync(FULL, j >= 0 && IO::ready(pe, epoch));
