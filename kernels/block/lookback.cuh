@@ -319,40 +319,48 @@ DS_DEV void tile_publish_inclusive(Slot* status, u32 tiles, u32 tile, u32 epoch,
     SlotIO<V>::put(Status{status, tiles}.inc(tile), f(prefix, aggregate), epoch);
 }
 
-// The exclusive prefix of `tile` by the chain: lane 0 waits for the inclusive prefix of the
-// tile before (or its aggregate, where that absorbs) and publishes its own. By the left fold's
-// definition that is the value `tile_lookback_windows` finds from any earlier prefix, so the bits are
-// the same; only a tile waits for each one before it (a round trip a tile), where the windowed
-// look-back resolves up to 128. The quick form of every look-back kernel takes it: about a
-// third of their compile time was the windowed look-back's code (NVRTC 13.0, the fast-compile
-// level `mid`, docs/performance.md).
+// The look-back of the quick form: one window of the 32 predecessors, read at once, from the
+// nearest published inclusive prefix (an aggregate that absorbs, or `first` before tile 0)
+// onwards, once all the aggregates after it are there (else the warp reads the window again);
+// lane by lane, left to right. By the left fold's definition that is the value
+// `tile_lookback_windows` finds, so the bits are the same; it resolves up to 32 tiles a round
+// trip where the optimized form's windows resolve 128, in a fraction of the code: the windowed
+// look-back's unrolled windows, trees and waits were about a third of the quick compile time of
+// these kernels (NVRTC 13.0, the fast-compile level `mid`, docs/performance.md).
 template <class V, class F>
-DS_DEV V tile_chain(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
-                    const F& f) {
+DS_DEV V tile_lookback_quick(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate,
+                             V first, const F& f) {
   typedef SlotIO<V> IO;
   const Status st{status, tiles};
-  V prefix = first;
-  if (lane_id() == 0) {
-    if (tile > 0) {
-      u32 rounds = 0, pause = 8;
-      for (;;) {
-        const typename IO::P wi = IO::peek(st.inc(tile - 1));
-        const typename IO::P wa = IO::peek(st.agg(tile - 1));
-        if (IO::FENCED) fence_acq_rel();
-        if (IO::ready(wi, epoch)) {
-          prefix = IO::value(st.inc(tile - 1), wi);
-          break;
-        }
-        if (absorbing<V>::any && IO::ready(wa, epoch) && IO::absorbs(wa)) {
-          prefix = IO::value(st.agg(tile - 1), wa);
-          break;
-        }
-        spin(rounds, pause);
-      }
+  const int lane = lane_id();
+  const long long j = (long long)tile - WARP + lane;  // this lane's predecessor
+  u32 rounds = 0, pause = 8;
+  for (;;) {
+    typename IO::P wi{}, wa{};
+    if (j >= 0) {
+      wi = IO::peek(st.inc(j));
+      wa = IO::peek(st.agg(j));
     }
-    tile_publish_inclusive(status, tiles, tile, epoch, aggregate, prefix, f);
+    if (IO::FENCED) fence_acq_rel();
+    const bool agg = j >= 0 && IO::ready(wa, epoch);
+    const bool pre = j == -1 || (j >= 0 && (IO::ready(wi, epoch) ||
+                                             (absorbing<V>::any && agg && IO::absorbs(wa))));
+    const u32 found = __ballot_sync(FULL, pre);
+    const u32 aggs = __ballot_sync(FULL, agg);
+    const int hi = found ? 31 - __clz(found) : WARP;
+    const u32 after = hi >= WARP - 1 ? 0u : FULL << (hi + 1);
+    if (found && (aggs & after) == after) {
+      V mine = first;
+      if (lane > hi) mine = IO::value(st.agg(j), wa);
+      else if (lane == hi && j >= 0)
+        mine = IO::ready(wi, epoch) ? IO::value(st.inc(j), wi) : IO::value(st.agg(j), wa);
+      V acc = shfl_idx(mine, hi);
+      for (int l = hi + 1; l < WARP; ++l) acc = f(acc, shfl_idx(mine, l));
+      if (lane == 0) tile_publish_inclusive(status, tiles, tile, epoch, aggregate, acc, f);
+      return acc;
+    }
+    spin(rounds, pause);
   }
-  return shfl_idx(prefix, 0);
 }
 
 // The look-back of the optimized form: the warp reads the slots of DEPTH windows of 32
@@ -454,12 +462,12 @@ DS_DEV V tile_lookback_windows(Slot* status, u32 tiles, u32 tile, u32 epoch, con
 }
 
 // The exclusive prefix of `tile`, its inclusive one published: by the windows, or in the quick
-// form by the chain.
+// form by one window read again until it resolves.
 template <class V, class F>
 DS_DEV V tile_lookback(Slot* status, u32 tiles, u32 tile, u32 epoch, const V& aggregate, V first,
                        const F& f, V neutral) {
   if constexpr (QUICK)
-    return tile_chain(status, tiles, tile, epoch, aggregate, first, f);
+    return tile_lookback_quick(status, tiles, tile, epoch, aggregate, first, f);
   else
     return tile_lookback_windows(status, tiles, tile, epoch, aggregate, first, f, neutral);
 }
