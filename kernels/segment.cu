@@ -365,7 +365,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   const bool whole = tb + TILE <= n;
   Slot* status = (Slot*)p.status;
   // The quick form compiles one path (every tile loaded as the last, with bounds tests) and,
-  // for exact operators, no read-back (the chain finds the same bits): 25% less compile time.
+  // for exact operators, no read-back (the look-back finds the same bits): 25% less compile time.
   constexpr bool TAIL = !QUICK || !exact_fold<V>::value;
   __shared__ SegTail<T> s_tail;
   __shared__ __align__(16) T stage[STAGED ? TILE : 1];

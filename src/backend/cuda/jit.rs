@@ -14,8 +14,8 @@
 //! compiled again with full optimization by background threads, which put the optimized
 //! kernel in its place and on disk. Both come from the same template, options and launch
 //! shapes, so they give the same bits; only their speed differs. (The quick form's look-back
-//! kernels find a tile's prefix by the chain of `ds::tile_chain`, which gives the value that
-//! the windowed look-back finds by its definition.) `Device::finish_compiling`
+//! kernels find a tile's prefix by one window of predecessors, `ds::tile_lookback_quick`, which
+//! gives the value that the optimized form's windows find, by its definition.) `Device::finish_compiling`
 //! waits for the background compiles.
 
 use super::disk_cache;
@@ -883,8 +883,8 @@ fn options(arch: &str) -> Vec<String> {
 
 /// The quick form's options for `arch`: the same, with NVRTC's fast-compile level `mid` (a
 /// third of the compile time of the optimized form for the scans, at some cost in speed) and
-/// `DS_QUICK`, under which the look-back kernels wait for the tile before instead of reading
-/// windows of predecessors (the same bits; a third less compile time again).
+/// `DS_QUICK`, under which the look-back kernels read one window of predecessors in a small
+/// loop instead of four unrolled ones (the same bits; a third less compile time again).
 fn quick_options(arch: &str) -> Vec<String> {
     let mut o = options(arch);
     o.push("--Ofast-compile=mid".to_string());
