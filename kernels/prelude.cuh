@@ -25,7 +25,7 @@ namespace ds {
 
 // Whether this is the quick form of a kernel (the run-time compiler defines DS_QUICK for the
 // form compiled with NVRTC's fast-compile level, used until the optimized form is ready):
-// kernels may then take a shorter path that gives the same bits (the look-back's chain).
+// kernels may then take a shorter path that gives the same bits (the look-back's one window).
 #ifdef DS_QUICK
 constexpr bool QUICK = true;
 #else

@@ -582,7 +582,7 @@ fn float_pipelines(d: &Device) -> Vec<u64> {
         bits.extend(s.to_vec().unwrap().iter().map(|x| x.to_bits() as u64));
     }
     // Long irregular segments (a head about every 7919 elements): tiles without a head take
-    // their prefix from the look-back (the quick form's chain), some after a tile with a head
+    // their prefix from the look-back (the quick form's one window), some after a tile with a head
     // in its last elements; an exact (integer) scan, whose quick form reads nothing back.
     let sparse = DeviceSeq::<u32>::sequence(d, n)
         .unwrap()

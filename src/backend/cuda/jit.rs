@@ -14,9 +14,9 @@
 //! compiled again with full optimization by background threads, which put the optimized
 //! kernel in its place and on disk. Both come from the same template, options and launch
 //! shapes, so they give the same bits; only their speed differs. (The quick form's look-back
-//! kernels find a tile's prefix by one window of predecessors, `ds::tile_lookback_quick`, which
-//! gives the value that the optimized form's windows find, by its definition.) `Device::finish_compiling`
-//! waits for the background compiles.
+//! kernels find a tile's prefix by one window of predecessors, `ds::tile_lookback_quick`,
+//! which gives the value that the optimized form's windows find, by its definition.)
+//! `Device::finish_compiling` waits for the background compiles.
 
 use super::disk_cache;
 use super::gpu::{DriverResult, nvrtc_present};
