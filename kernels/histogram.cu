@@ -29,28 +29,48 @@ DS_DEV u64 mul_div(u64 a, u64 b, u64 d) {
   return q;
 }
 
-// The bin of x, or bins (not counted).
-template <class T, bool WIDE> DS_DEV u64 bin_of(T x, u64 bins, u64 lo_bits, u64 hi_bits) {
+// The bin of x, or bins (not counted), for bins over [lo, hi) given as bits.
+template <class T, bool WIDE> struct Binner {
   typedef compute_t<T> C;
-  const C v = to_c<T>(x);
-  const C lo = from_bits<C>(lo_bits);
-  const C hi = from_bits<C>(hi_bits);
-  if (!(v >= lo && v < hi)) return bins;
-  if constexpr (traits<C>::is_float) {
-    const C t = floor_((v - lo) / (hi - lo) * (C)bins);
-    const u64 b = cast<u64, C>(t);
-    return b < bins ? b : bins - 1;
-  } else {
-    typedef typename traits<C>::U U;
-    const u64 diff = (u64)(U)((U)v - (U)lo);
-    const u64 range = (u64)(U)((U)hi - (U)lo);
-    if constexpr (WIDE) {
-      return mul_div(diff, bins, range);
-    } else {
-      return diff * bins / range;
+  // Integers of up to 2 bytes: bins = q * range + r, so (x - lo) * bins / range is
+  // diff * q + diff * r / range, with diff * r under 2^32: a 32-bit division an element
+  // instead of a 64-bit one (a call, around which ptxas spilled in the loop of u8 values).
+  static constexpr bool NARROW = !traits<C>::is_float && sizeof(T) <= 2;
+  u64 bins;
+  C lo, hi;
+  u64 range, q;
+  u32 r;
+  DS_DEV Binner(u64 bins_, u64 lo_bits, u64 hi_bits)
+      : bins(bins_), lo(from_bits<C>(lo_bits)), hi(from_bits<C>(hi_bits)), range(0), q(0), r(0) {
+    if constexpr (!traits<C>::is_float) {
+      typedef typename traits<C>::U U;
+      range = (u64)(U)((U)hi - (U)lo);
+      if (NARROW && range != 0) {
+        q = bins / range;
+        r = (u32)(bins % range);
+      }
     }
   }
-}
+  DS_DEV u64 operator()(T x) const {
+    const C v = to_c<T>(x);
+    if (!(v >= lo && v < hi)) return bins;
+    if constexpr (traits<C>::is_float) {
+      const C t = floor_((v - lo) / (hi - lo) * (C)bins);
+      const u64 b = cast<u64, C>(t);
+      return b < bins ? b : bins - 1;
+    } else {
+      typedef typename traits<C>::U U;
+      const u64 diff = (u64)(U)((U)v - (U)lo);
+      if constexpr (NARROW) {
+        return diff * q + (u32)diff * r / (u32)range;
+      } else if constexpr (WIDE) {
+        return mul_div(diff, bins, range);
+      } else {
+        return diff * bins / range;
+      }
+    }
+  }
+};
 
 }  // namespace ds
 
@@ -68,8 +88,9 @@ __global__ void __launch_bounds__(BLOCK) ds_histogram(const S s, const Histogram
     for (u32 b = threadIdx.x; b < bins; b += BLOCK) s_count[b] = 0;
     __syncthreads();
   }
+  const Binner<T, WIDE> bin_of(bins, p.lo, p.hi);
   auto count = [&](T x) {
-    const u64 b = bin_of<T, WIDE>(x, bins, p.lo, p.hi);
+    const u64 b = bin_of(x);
     if (b < bins) {
       if (SMEM) atomicAdd(&s_count[b], 1u);
       else atomicAdd(&counts[b], 1ull);

@@ -90,11 +90,12 @@ DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s
     stage_wait();
   } else {
     m.sb = m.la;
+    // Zero past the tile: left unset there, 1-byte keys' registers were "spill loads" to ptxas.
     U v[ITEMS];
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {
       const u32 k = r * BLOCK + threadIdx.x;
-      if (k < m.cnt) v[r] = K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la)));
+      v[r] = k < m.cnt ? K::raw(k < m.la ? a.at(a0 + k) : b.at(m.b0 + (k - m.la))) : U{};
     }
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {

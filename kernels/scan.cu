@@ -20,20 +20,24 @@ __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanPara
   const u64 tb = (u64)tile * TILE;
   src_stage<BLOCK, R, VEC>(s, n, tb, s_tile, T{});
   src_stage_wait<BLOCK, R, VEC>(s, tb, s_tile);
-  // The thread's items of round r, the operator's neutral past the end.
+  // The thread's items of round r; with `fill`, the operator's neutral past the end (the
+  // outputs there are not stored, so the second reading of a lazy source's items skips it:
+  // ptxas spilled 12-68 bytes in 27 of the 70 lazy scans of the compile check with it, 3
+  // without; stored columns keep it, which spilled in none and without it in the f64 minima
+  // and maxima).
   const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
-  auto items = [&](int r, C (&x)[VEC]) {
+  auto items = [&](int r, C (&x)[VEC], bool fill) {
     T v[VEC];
     staged_round<BLOCK, VEC>(s_tile, r, v);
     const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) x[j] = k + j < rem ? to_c<T>(v[j]) : F::neutral();
+    for (int j = 0; j < VEC; ++j) x[j] = !fill || k + j < rem ? to_c<T>(v[j]) : F::neutral();
   };
   C a[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C x[VEC];
-    items(r, x);
+    items(r, x, true);
     a[r] = x[0];
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], x[j]);
@@ -45,7 +49,7 @@ __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanPara
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     C x[VEC];
-    items(r, x);
+    items(r, x, S::PLAIN);
     T v[VEC];
     C q = a[r];
 #pragma unroll

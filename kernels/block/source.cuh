@@ -123,11 +123,21 @@ DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T
     static_assert(sizeof(L) == sizeof(T), "the column's elements take the source's places");
     stage_rounds<BLOCK, R, VEC, vec_ok<S, VEC>::value>(s.c0, n, tb, (L*)t, L{});
   } else {
+    // Bounds in 32 bits, against the elements left in the tile (64-bit ones for every round,
+    // computed up front, were much of what lazy scans spilled).
+    constexpr u32 TILE = (u32)R * BLOCK * VEC;
+    const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
+      const u32 k = ((u32)r * BLOCK + threadIdx.x) * VEC;
       T v[VEC];
-      src_round<BLOCK, VEC>(s, n, tb, r, v, fill);
-      store_vec<T, VEC>(t + ((u32)r * BLOCK + threadIdx.x) * VEC, v);
+      if (k + VEC <= rem) {
+        s.template vec<VEC>(tb + k, v);
+      } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[j] = k + j < rem ? s.at(tb + k + j) : fill;
+      }
+      store_vec<T, VEC>(t + k, v);
     }
   }
 }
