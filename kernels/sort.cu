@@ -141,12 +141,9 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   for (u32 k = threadIdx.x; k < GROUPS * KP * RADIX; k += BLOCK) (&s_g[0][0][0])[k] = 0;
   __syncthreads();
   const int group = threadIdx.x / 64;
-  // ~i of the thread's first index at or past check_len (0: none), noted once after the loops:
-  // noted at each key, the rarely taken atomic made ptxas spill in the loops of 2-byte keys.
-  u64 bad = 0;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
-    if (p.check_len != 0 && (u64)b >= p.check_len) bad = bad > ~i ? bad : ~i;
+    if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
     for (u32 q = 0; q < KP; ++q)
@@ -174,7 +171,6 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   }
   for (u64 i = nv * VEC + (u64)blockIdx.x * BLOCK + threadIdx.x; i < n; i += stride)
     count(keys.at(i), i);
-  if (bad != 0) note_bad_index((u64*)p.err, nullptr, ~bad);
   __syncthreads();
   for (u32 k = threadIdx.x; k < passes * RADIX; k += BLOCK) {
     u32 c = 0;
