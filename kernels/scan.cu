@@ -20,11 +20,10 @@ __global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanPara
   const u64 tb = (u64)tile * TILE;
   src_stage<BLOCK, R, VEC>(s, n, tb, s_tile, T{});
   src_stage_wait<BLOCK, R, VEC>(s, tb, s_tile);
-  // The thread's items of round r; with `fill`, the operator's neutral past the end (the
-  // outputs there are not stored, so the second reading of a lazy source's items skips it:
-  // ptxas spilled 12-68 bytes in 27 of the 70 lazy scans of the compile check with it, 3
-  // without; stored columns keep it, which spilled in none and without it in the f64 minima
-  // and maxima).
+  // The thread's items of round r; with `fill`, the operator's neutral past the end. The
+  // outputs there are not stored, so the second reading of a lazy source's items leaves it out
+  // (with the staging's 32-bit bounds, ptxas spilled in 5 of the compile check's 70 lazy scans
+  // instead of 27); a stored column keeps it (left out, the f64 minima and maxima spilled).
   const u32 rem = n - tb < TILE ? (u32)(n - tb) : TILE;
   auto items = [&](int r, C (&x)[VEC], bool fill) {
     T v[VEC];
