@@ -305,9 +305,9 @@ pub(crate) fn combine_min_blocks(size: usize) -> u32 {
 /// items of up to 4 bytes are `computed` in registers before they are staged (a lazy source
 /// not staged as its one column). At 80 registers ptxas spilled 4-100 bytes a thread in 41 of
 /// the compile check's 70 lazy scan instances (sm_90, 2026-11-28), most in that staging (its
-/// 64-bit bounds of every round). On an
-/// H100 (run 289, five alternations, us at 2^24 / 2^28) the scan of the xor of two u32 columns
-/// took 82.7 / 1079 with 2 blocks against 92.9 / 1191 with 3; the scan of the positions as u64
+/// 64-bit bounds of every round). On an H100 (run 289, five alternations, us at 2^24 / 2^28)
+/// the scan of the xor of two u32 columns took 82.7 / 1079 with 2 blocks against 92.9 / 1191
+/// with 3; the scan of the positions as u64
 /// took 68.9 / 914 with 2 against 67.6 / 847 with 3, so 8-byte items keep 3 blocks. Since the
 /// staging tests its bounds in 32 bits (2026-11-28) no 4-byte computed scan spills at 3 either,
 /// but 2 stays faster: on an H200 (run 304, four alternations, us at 2^28) the xor scan took
