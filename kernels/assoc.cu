@@ -271,8 +271,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 
 // The scan of each chunk from its prefix (p.partial, from ds_assoc_reduce's MODE 1). MODE 0:
 // inclusive; 1: exclusive (the prefix holds p.init); 2: segmented exclusive, p.init at heads.
+// One block a multiprocessor as the bound: without one, ptxas took 58-114 registers and gave
+// the (f64, u64) scan 64 with 4 bytes spilled; with it, that scan takes 79 and the items of
+// over 16 bytes (this kernel's usual users) compile to the same code as without.
 template <class F, int BLOCK, int R, int VEC, int MODE, class... S>
-__global__ void __launch_bounds__(BLOCK) ds_assoc_scan(const AssocParams p, const S... s) {
+__global__ void __launch_bounds__(BLOCK, 1) ds_assoc_scan(const AssocParams p, const S... s) {
   using namespace ds;
   typedef typename F::V V;
   typedef OptF<F> G;

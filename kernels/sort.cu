@@ -119,9 +119,11 @@ DS_DEV void rank_keys(u32 (*s_count)[RADIX], u32 (*s_match)[RADIX], const U (&ke
 }  // namespace ds
 
 // Counts digits of all passes (pass p's digit is bits lo + 8p up of the ordered key); the last
-// block writes the plan. With check_len > 0 (sorting indices for scatter_combine and scatter)
-// a key >= check_len records its position in *err (note_bad_index). The keys are a source.
-template <class S, bool DESC, int BLOCK>
+// block writes the plan. With CHECK (sorting indices for scatter_combine and scatter, check_len
+// > 0) a key >= check_len records its position in *err (note_bad_index); without, the kernel
+// has no code for it (the rarely taken note kept registers that made 2-byte keys spill). The
+// keys are a source.
+template <class S, bool DESC, int BLOCK, bool CHECK>
 __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHistParams p) {
   using namespace ds;
   typedef typename S::T T;
@@ -143,7 +145,8 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
   const int group = threadIdx.x / 64;
   auto count = [&](T x, u64 i) {
     const U b = KB::order(KB::raw(x));
-    if (p.check_len != 0 && (u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
+    if constexpr (CHECK)
+      if ((u64)b >= p.check_len) note_bad_index((u64*)p.err, nullptr, i);
     const U d = b >> lo;
 #pragma unroll
     for (u32 q = 0; q < KP; ++q)

@@ -133,8 +133,9 @@ families! {
     ScatterBase(ScatterBaseKey { block: u32, vec: u32, rounds: u32 }),
     /// How far apart a scatter's writes are (`kernels/gather.cu`).
     Spread(SpreadKey { block: u32 }),
-    /// The radix sort's digit counts and plan (`kernels/sort.cu`).
-    SortHist(SortHistKey { desc: bool, block: u32 }),
+    /// The radix sort's digit counts and plan (`kernels/sort.cu`); `check`: keys are indices
+    /// whose bounds it checks.
+    SortHist(SortHistKey { desc: bool, block: u32, check: bool }),
     /// One radix sort pass (`kernels/sort.cu`).
     SortPass(SortPassKey { values: bool, desc: bool, block: u32, items: u32, minb: u32 }),
     /// A whole radix sort in one block, for keys that fit one tile (`kernels/sort.cu`).

@@ -63,7 +63,10 @@ impl Template for SortHistKey {
     type Params = SortHistParams;
     const FILE: &'static str = "sort.cu";
     fn name(&self, s: &[String]) -> String {
-        format!("ds_sort_hist<{}, {}, {}>", s[0], self.desc, self.block)
+        format!(
+            "ds_sort_hist<{}, {}, {}, {}>",
+            s[0], self.desc, self.block, self.check
+        )
     }
 }
 
@@ -255,8 +258,15 @@ fn sort_unchecked(
     gpu.fill(&tmp, 1, 0, hist_bytes + PLAN_BYTES + 8)?;
     if n > 0 {
         let block = tuning::FLAT_BLOCK;
-        let hk = gpu.kernel(SortHistKey { desc, block }, &[(keys, tuning::vec(ks))])?;
-        let grid = hk.wave(block, (n as u64).div_ceil(block as u64 * 16))?;
+        // Sorts that check no bounds get an instance without the check's code.
+        let check = check_len != 0;
+        let hk = gpu.kernel(
+            SortHistKey { desc, block, check },
+            &[(keys, tuning::vec(ks))],
+        )?;
+        let grid = hk
+            .wave(block, (n as u64).div_ceil(block as u64 * 16))?
+            .min(tuning::sort_hist_blocks() as u64 * gpu.arch.sms as u64);
         hk.launch(
             grid,
             block,
@@ -390,14 +400,22 @@ pub(crate) mod check {
         lazy_keys: &[SourceKey],
     ) -> Vec<KernelKey> {
         let arch = h100();
-        let hist = |desc: bool, key: SourceKey| KernelKey {
-            functor: None,
-            family: SortHistKey {
-                desc,
-                block: tuning::FLAT_BLOCK,
-            }
-            .into(),
-            sources: vec![key],
+        let hist = |desc: bool, key: SourceKey| {
+            // Index keys (u32, u64) ascending are also sorted with their bounds checked.
+            let checks: &[bool] = match key.ty {
+                ScalarType::U32 | ScalarType::U64 if !desc => &[false, true],
+                _ => &[false],
+            };
+            checks.iter().map(move |&check| KernelKey {
+                functor: None,
+                family: SortHistKey {
+                    desc,
+                    block: tuning::FLAT_BLOCK,
+                    check,
+                }
+                .into(),
+                sources: vec![key.clone()],
+            })
         };
         // The passes of a few keys and of many, and the one-block sort (of few).
         let passes = |v: &mut Vec<KernelKey>, t, u, desc, keys: &SourceKey, vals: &SourceKey| {
@@ -418,13 +436,13 @@ pub(crate) mod check {
         };
         let mut v = Vec::new();
         for k in lazy_keys {
-            v.push(hist(false, k.clone()));
+            v.extend(hist(false, k.clone()));
             passes(&mut v, k.ty, None, false, k, k);
         }
         for t in ScalarType::ALL {
             for desc in [false, true] {
                 for avec in [tuning::vec(t.size()), 0] {
-                    v.push(hist(desc, SourceKey::plain(t, avec)));
+                    v.extend(hist(desc, SourceKey::plain(t, avec)));
                 }
                 let k = SourceKey::plain(t, 1);
                 let values = std::iter::once((None, k.clone()))

@@ -507,6 +507,16 @@ pub(crate) fn sort_for(key: usize, value: Option<usize>, n: usize, arch: &Arch) 
     (block, small, minb)
 }
 
+/// Blocks a multiprocessor in the grid of the sort's digit counts (`ds_sort_hist`, a wave of
+/// blocks striding over the keys): at most 6. Its instances without a bounds check take 32
+/// registers for 4-byte keys (8 blocks fit) where those with the check took 34-36 (6 fit); on
+/// an H200 (2026-11-28, run 309, four alternations, ms at 2^28) the 8 blocks made sort_u32
+/// slower (4.925-4.946 against 4.893-4.915 before) and 6 did not (4.900-4.904), sort_f32
+/// 5.435-5.456 either way against 5.502-5.513 before. (`DEVSEQ_TUNE` knob `sort_hist_blocks`.)
+pub(crate) fn sort_hist_blocks() -> u32 {
+    knob("sort_hist_blocks", 6)
+}
+
 /// Whether keys that fit one tile of the sort's passes are sorted by one block in one launch
 /// (`ds_sort_tile`) rather than by the histogram and a pass a digit, each of that one tile:
 /// yes. (`DEVSEQ_TUNE` knob `sort_one_block`, 0 for the passes.)
