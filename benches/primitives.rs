@@ -99,7 +99,7 @@ fn main() -> Result<()> {
         }
         // Lines the peer does not have, for tuning only (`DEVSEQ_BENCH_EXTRA=1`): segmented
         // scans of 8-byte values, of views at an odd offset, and segmented_reduce, heads every
-        // 1000 as above; scans of two lazy sources.
+        // 1000 as above; scans of two lazy sources; nonzero_indices.
         if std::env::var_os("DEVSEQ_BENCH_EXTRA").is_some() {
             let flags = idx.map(|i| (i % 1000u32).eq(0))?.copy()?;
             let wide = ints.cast::<i64>()?.copy()?;
@@ -126,6 +126,11 @@ fn main() -> Result<()> {
             let mixed = keys.zip_map(&idx, |k, i| k ^ i)?;
             b.run("inclusive_scan_add_xor_u32", lg, 12.0, || {
                 mixed.inclusive_scan(Op::Add).map(drop)
+            })?;
+            // Compaction of computed values (the positions), half of them kept: copy_if_f32's
+            // flags.
+            b.run("nonzero_indices_u32", lg, 6.0, || {
+                f.map(|x| x.lt(0.5))?.nonzero_indices::<u32>().map(drop)
             })?;
         }
         {
