@@ -307,15 +307,14 @@ pub(crate) fn combine_min_blocks(size: usize) -> u32 {
 /// the compile check's 70 lazy scan instances (sm_90, 2026-11-28), most in that staging (its
 /// 64-bit bounds of every round). On an H100 (run 289, five alternations, us at 2^24 / 2^28)
 /// the scan of the xor of two u32 columns took 82.7 / 1079 with 2 blocks against 92.9 / 1191
-/// with 3; the scan of the positions as u64
-/// took 68.9 / 914 with 2 against 67.6 / 847 with 3, so 8-byte items keep 3 blocks. Since the
-/// staging tests its bounds in 32 bits (2026-11-28) no 4-byte computed scan spills at 3 either,
-/// but 2 stays faster: on an H200 (run 304, four alternations, us at 2^28) the xor scan took
-/// 810-816 with 2 against 866-882 with 3, the positions 686-705 with 3 against 827-836 with 2.
-/// The tile keeps its shape either way, so such a scan gives the bits of its stored copy's
-/// scan. The kernels with tiles in registers: 3 (85 registers for 256 threads);
-/// measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with 4 rounds 4 and 5 blocks were
-/// tried, 5 was slower.
+/// with 3; the scan of the positions as u64 took 68.9 / 914 with 2 against 67.6 / 847 with 3,
+/// so 8-byte items keep 3 blocks. Since the staging tests its bounds in 32 bits (2026-11-28)
+/// no 4-byte computed scan spills at 3 either, but 2 stays faster: on an H200 (run 304, four
+/// alternations, us at 2^28) the xor scan took 810-816 with 2 against 866-882 with 3, the
+/// positions 686-705 with 3 against 827-836 with 2. The tile keeps its shape either way, so
+/// such a scan gives the bits of its stored copy's scan. The kernels with tiles in registers:
+/// 3 (85 registers for 256 threads); measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with
+/// 4 rounds 4 and 5 blocks were tried, 5 was slower.
 pub(crate) fn scan_min_blocks(computed: bool, size: usize) -> u32 {
     knob("scan_minb", if computed && size <= 4 { 2 } else { 3 })
 }
