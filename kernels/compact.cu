@@ -131,7 +131,18 @@ __global__ void __launch_bounds__(BLOCK, MINB)
       if ((m >> j & 1) != 0) stage[at + before] = v[j];
     }
   };
-  {
+  if constexpr (!STAGED) {
+    // Values that read no memory are computed and moved a round at a time (nothing they read
+    // is overwritten by the moves): held a half at a time, nonzero_indices' instances spilled.
+    // The barrier after the moves also publishes `tile_kept` to warp 0's look-back.
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      T v[VEC];
+      take(r, v);
+      move(r, v);
+    }
+    __syncthreads();  // the tile's count is known
+  } else {
     T raw[H][VEC];
 #pragma unroll
     for (int r = 0; r < H; ++r) take(r, raw[r]);
@@ -139,7 +150,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int r = 0; r < H; ++r) move(r, raw[r]);
   }
-  if constexpr (R > H) {
+  if constexpr (STAGED && R > H) {
     T raw[R - H][VEC];
 #pragma unroll
     for (int r = H; r < R; ++r) take(r, raw[r - H]);
