@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   }
   U key[ITEMS];
   T val[ITEMS];
-  const u64 err = sort_tile_block<IS, VS, 1, false, BLOCK, ITEMS>(
+  const u64 err = sort_tile_block<IS, VS, 1, false, BLOCK, ITEMS, true>(
       is, vs, (u32)p.n, p.lo, p.passes, p.len, ds_dyn, key, val);
   // The sorted tile to shared memory in order, for combine_tile's loads (the sort's last
   // barrier ended every read of its own copy there).

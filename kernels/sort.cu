@@ -412,9 +412,9 @@ template <int BLOCK, int ITEMS, class U> DS_DEV u8* tile_values_smem(u8* dyn) {
 // next. A pass whose digit is the same for every key moves nothing and is skipped (as the plan
 // skips it). Leaves the sorted tile in key[j] (ordered bits) and val[j], place
 // warp * WARP * ITEMS + j * WARP + lane (places from n on hold no key), and returns, in every
-// thread, ~i of the first key >= check_len where check_len > 0 (note_bad_index's word), else
-// zero. Ends with a barrier.
-template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS>
+// thread, ~i of the first key >= check_len where CHECK (note_bad_index's word), else zero. Ends
+// with a barrier.
+template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS, bool CHECK>
 DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 passes,
                            u64 check_len, u8* dyn,
                            typename key_bits<typename KS::T>::U (&key)[ITEMS],
@@ -446,7 +446,8 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
     U b = DESC ? (U)0 : (U)~(U)0;
     if (i < n) {
       b = KB::order(KB::raw(kin.at(i)));
-      if (check_len != 0 && (u64)b >= check_len) atomicMax(&s_err, ~(u64)i);
+      if constexpr (CHECK)
+        if ((u64)b >= check_len) atomicMax(&s_err, ~(u64)i);
     }
     key[j] = b;
     if constexpr (VMODE == 1) val[j] = i < n ? vin.at(i) : V{};
@@ -504,11 +505,12 @@ DS_DEV void store_sorted_tile(const U (&key)[ITEMS], const V (&val)[ITEMS], u32 
 }  // namespace ds
 
 // A whole sort in one block, for keys that fit one tile of the passes (0 < n <= BLOCK *
-// ITEMS; sort_tile_block), one launch. With check_len > 0, *err is ~i of the first key >=
-// check_len (note_bad_index's word), else zero: the kernel writes the word either way, so the
-// host need not clear it. Dynamic shared memory: the digit counts and masks, then the tile's
-// keys and values (src/backend/cuda/sort.rs, `tile_smem`).
-template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS>
+// ITEMS; sort_tile_block), one launch. With CHECK (sorting indices for scatter and
+// scatter_combine, check_len > 0), *err is ~i of the first key >= check_len (note_bad_index's
+// word), else zero: the kernel writes the word either way, so the host need not clear it.
+// Dynamic shared memory: the digit counts and masks, then the tile's keys and values
+// (src/backend/cuda/sort.rs, `tile_smem`).
+template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS, bool CHECK>
 __global__ void __launch_bounds__(BLOCK, 1)
     ds_sort_tile(const KS kin, const VS vin, const SortTileParams p) {
   using namespace ds;
@@ -520,7 +522,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   const u32 n = (u32)p.n;
   U key[ITEMS];
   V val[ITEMS];
-  const u64 err = sort_tile_block<KS, VS, VMODE, DESC, BLOCK, ITEMS>(
+  const u64 err = sort_tile_block<KS, VS, VMODE, DESC, BLOCK, ITEMS, CHECK>(
       kin, vin, n, p.lo, p.passes, p.check_len, ds_dyn, key, val);
   if (threadIdx.x == 0) *(u64*)p.err = err;
   store_sorted_tile<T, VMODE>(key, val, n, (T*)p.ka, (V*)p.va);

@@ -138,8 +138,9 @@ families! {
     SortHist(SortHistKey { desc: bool, block: u32, check: bool }),
     /// One radix sort pass (`kernels/sort.cu`).
     SortPass(SortPassKey { values: bool, desc: bool, block: u32, items: u32, minb: u32 }),
-    /// A whole radix sort in one block, for keys that fit one tile (`kernels/sort.cu`).
-    SortTile(SortTileKey { values: bool, desc: bool, block: u32, items: u32 }),
+    /// A whole radix sort in one block, for keys that fit one tile (`kernels/sort.cu`);
+    /// `check`: as the histogram's.
+    SortTile(SortTileKey { values: bool, desc: bool, block: u32, items: u32, check: bool }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
     Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
     /// scatter_combine of one tile in one launch: the block's sort of the pairs, then their

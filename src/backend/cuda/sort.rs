@@ -86,8 +86,8 @@ impl Template for SortTileKey {
     const FILE: &'static str = "sort.cu";
     fn name(&self, s: &[String]) -> String {
         format!(
-            "ds_sort_tile<{}, {}, {}, {}, {}, {}>",
-            s[0], s[1], self.values as u32, self.desc, self.block, self.items
+            "ds_sort_tile<{}, {}, {}, {}, {}, {}, {}>",
+            s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.check
         )
     }
 }
@@ -316,13 +316,15 @@ fn sort_unchecked(
     })
 }
 
-/// The one-block sort of the passes' shape `pk`.
-fn tile_key(pk: SortPassKey) -> SortTileKey {
+/// The one-block sort of the passes' shape `pk`; `check`: its keys are checked against a
+/// length (`check_len > 0`).
+fn tile_key(pk: SortPassKey, check: bool) -> SortTileKey {
     SortTileKey {
         values: pk.values,
         desc: pk.desc,
         block: pk.block,
         items: pk.items,
+        check,
     }
 }
 
@@ -349,7 +351,8 @@ fn sort_tile(
     let err = tmp.ptr();
     // Without values the keys stand in for them (never read).
     let vsrc = values.unwrap_or(keys);
-    let k = gpu.kernel(tile_key(pk), &[(keys, 1), (vsrc, 1)])?;
+    // Sorts that check no bounds get an instance without the check's code.
+    let k = gpu.kernel(tile_key(pk, check_len != 0), &[(keys, 1), (vsrc, 1)])?;
     k.launch(
         1,
         pk.block,
@@ -400,13 +403,15 @@ pub(crate) mod check {
         lazy_keys: &[SourceKey],
     ) -> Vec<KernelKey> {
         let arch = h100();
-        let hist = |desc: bool, key: SourceKey| {
-            // Index keys (u32, u64) ascending are also sorted with their bounds checked.
-            let checks: &[bool] = match key.ty {
+        // Index keys (u32, u64) ascending are also sorted with their bounds checked.
+        let checks = |ty: ScalarType, desc: bool| -> &'static [bool] {
+            match ty {
                 ScalarType::U32 | ScalarType::U64 if !desc => &[false, true],
                 _ => &[false],
-            };
-            checks.iter().map(move |&check| KernelKey {
+            }
+        };
+        let hist = |desc: bool, key: SourceKey| {
+            checks(key.ty, desc).iter().map(move |&check| KernelKey {
                 functor: None,
                 family: SortHistKey {
                     desc,
@@ -423,7 +428,9 @@ pub(crate) mod check {
                 let pk = pass_key(t, u, desc, n, &arch);
                 let mut family = vec![pk.into()];
                 if n == 0 {
-                    family.push(tile_key(pk).into());
+                    for &check in checks(t, desc) {
+                        family.push(tile_key(pk, check).into());
+                    }
                 }
                 for family in family {
                     v.push(KernelKey {
