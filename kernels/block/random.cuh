@@ -7,6 +7,16 @@
 
 namespace ds {
 
+// The 64-bit product of two 32-bit words: one IMAD.WIDE.U32. (Written as `(u64)a * b`, the
+// front end merged Philox's xors into 64-bit ones and multiplied in 64 bits, which ptxas
+// compiles to the wide multiply and an add of the zero high product: 20 instructions more a
+// Philox block.)
+DS_DEV u64 mul_wide(u32 a, u32 b) {
+  u64 r;
+  asm("mul.wide.u32 %0, %1, %2;" : "=l"(r) : "r"(a), "r"(b));
+  return r;
+}
+
 // The four words of Philox4x32-10 of the counter (c0, c1, 0, 0) with the key of `seed`.
 DS_DEV void philox4x32_10(u64 seed, u64 counter, u32 (&w)[4]) {
   u32 c0 = (u32)counter, c1 = (u32)(counter >> 32), c2 = 0, c3 = 0;
@@ -18,7 +28,7 @@ DS_DEV void philox4x32_10(u64 seed, u64 counter, u32 (&w)[4]) {
       k1 += 0xBB67AE85u;
     }
     // One 32 x 32 -> 64-bit multiplication gives both halves (IMAD.WIDE).
-    const u64 p0 = (u64)0xD2511F53u * c0, p1 = (u64)0xCD9E8D57u * c2;
+    const u64 p0 = mul_wide(0xD2511F53u, c0), p1 = mul_wide(0xCD9E8D57u, c2);
     const u32 lo0 = (u32)p0, hi0 = (u32)(p0 >> 32);
     const u32 lo1 = (u32)p1, hi1 = (u32)(p1 >> 32);
     const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;

@@ -6,6 +6,7 @@ use super::gpu::Gpu;
 use super::key::{MapKey, Template};
 use super::launch::{Bound, kernel_params};
 use super::mem::{Buffer, Ptr, column_ptr};
+use super::source;
 use super::tuning::{self, Shape};
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -66,7 +67,11 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         gpu.fill(&out, ty.size(), stored as u32, n)?;
         return Ok(out);
     }
-    let sh = tuning::map();
+    let sh = if source::computes_random(src) {
+        tuning::map_random(bytes)
+    } else {
+        tuning::map()
+    };
     let vec = map_vec(src);
     let key = MapKey {
         block: sh.block,
@@ -165,16 +170,23 @@ pub(crate) mod check {
             }
         }
         for s in lazy {
-            v.push(KernelKey {
-                functor: None,
-                family: MapKey {
-                    block: sh.block,
-                    vec: s.avec.max(1),
-                    rounds: sh.rounds,
-                }
-                .into(),
-                sources: vec![s.clone()],
-            });
+            // Random numbers also take the large outputs' rounds.
+            let mut rounds = vec![sh.rounds];
+            if s.computes_random() {
+                rounds.push(tuning::map_random(usize::MAX).rounds);
+            }
+            for rounds in rounds {
+                v.push(KernelKey {
+                    functor: None,
+                    family: MapKey {
+                        block: sh.block,
+                        vec: s.avec.max(1),
+                        rounds,
+                    }
+                    .into(),
+                    sources: vec![s.clone()],
+                });
+            }
         }
         v
     }

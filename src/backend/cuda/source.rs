@@ -92,6 +92,12 @@ fn shifted(src: &Source, vec: u32) -> Vec<Shift> {
 }
 
 impl SourceKey {
+    /// Whether the source computes random numbers (`computes_random`).
+    #[cfg(test)]
+    pub fn computes_random(&self) -> bool {
+        self.shape.as_ref().is_some_and(|s| has_random(&s.graph))
+    }
+
     /// A stored column of `ty` aligned for vectors of `avec` elements (0: unaligned).
     pub fn plain(ty: ScalarType, avec: u32) -> SourceKey {
         SourceKey {
@@ -230,6 +236,16 @@ fn one_column(g: &Graph, ty: ScalarType) -> bool {
         Some((i, c)) => cols.all(|(j, _)| j == i) && !heads && c.size() == ty.size(),
         None => false,
     }
+}
+
+/// Whether `src` computes random numbers (a random leaf: Philox blocks, arithmetic rather
+/// than memory).
+pub(crate) fn computes_random(src: &Source) -> bool {
+    has_random(&src.graph)
+}
+
+fn has_random(g: &Graph) -> bool {
+    g.nodes.iter().any(|n| matches!(n.kind, Kind::Random(..)))
 }
 
 /// Whether kernels that stage a tile (the scans) compute `src`'s items in registers before

@@ -83,6 +83,24 @@ pub(crate) fn map() -> Shape {
     }
 }
 
+/// Map of a source that computes random numbers, `bytes` of output: 4 rounds (four Philox
+/// blocks a thread in flight: the kernel is bound by arithmetic more than by its stores) where
+/// the output passes 16 MB, else `map`'s. Measured on an H200 (2026-11-28, run 316, three
+/// alternations, ms, random_uniform_f32 at 2^20 / 2^24 / 2^28): 2 rounds 0.0091-0.0094 /
+/// 0.0263-0.0269 / 0.3087-0.3123, 4 rounds 0.0094-0.0102 / 0.0258-0.0266 / 0.2869-0.2885
+/// (cuRAND's 0.294-0.298 at 2^28 in run 314). (`DEVSEQ_TUNE` knob `map_rounds_random`.)
+pub(crate) fn map_random(bytes: usize) -> Shape {
+    let sh = map();
+    if bytes > 16 << 20 {
+        Shape {
+            rounds: knob("map_rounds_random", 4),
+            ..sh
+        }
+    } else {
+        sh
+    }
+}
+
 /// Whether a stored column (aligned for 16-byte vectors) is copied by the map kernel rather
 /// than the driver's device-to-device copy: yes, by the map kernel of 4-byte words (or bytes)
 /// that the GPU holds after its first use, so that a copy builds and looks up no kernel key
