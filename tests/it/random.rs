@@ -159,6 +159,62 @@ fn bits_and_uniforms_are_exact() {
     }
 }
 
+/// Fills of random numbers whose output passes 16 MB take wider tiles on the GPU
+/// (`tuning::map_random`): lengths at the threshold and one element past it, for 4- and 8-byte
+/// elements, against the sequential Philox above.
+#[test]
+fn fills_on_both_sides_of_the_wide_tile_threshold() {
+    let d = dev();
+    const MB16: usize = 16 << 20;
+    let seed = 0x0dd_5eed_u64;
+    for n in [big(MB16 / 4), big(MB16 / 4 + 1)] {
+        let w32: Vec<u32> = (0..n as u64).map(|i| bits32(seed, i)).collect();
+        assert_eq!(
+            DeviceSeq::<u32>::random_bits(&d, n, seed)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            w32,
+            "u32 bits, n = {n}"
+        );
+        let f: Vec<f32> = w32
+            .iter()
+            .map(|&w| (w >> 8) as f32 * (1.0 / 16_777_216.0))
+            .collect();
+        assert_bits(
+            &DeviceSeq::<f32>::random_uniform(&d, n, seed)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            &f,
+            "f32 uniform",
+        );
+    }
+    for n in [big(MB16 / 8), big(MB16 / 8 + 1)] {
+        let w64: Vec<u64> = (0..n as u64).map(|i| bits64(seed, i)).collect();
+        assert_eq!(
+            DeviceSeq::<u64>::random_bits(&d, n, seed)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            w64,
+            "u64 bits, n = {n}"
+        );
+        let g: Vec<f64> = w64
+            .iter()
+            .map(|&w| (w >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0))
+            .collect();
+        assert_bits(
+            &DeviceSeq::<f64>::random_uniform(&d, n, seed)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            &g,
+            "f64 uniform",
+        );
+    }
+}
+
 /// Box–Muller written plainly, for the element `i` (f32 arithmetic for the narrow types).
 fn normal32(seed: u64, i: u64, shift: u32, scale: f32) -> f32 {
     let j = i / 2;

@@ -88,7 +88,7 @@ pub(crate) fn map() -> Shape {
 /// the output passes 16 MB, else `map`'s. Measured on an H200 (2026-11-28, run 316, three
 /// alternations, ms, random_uniform_f32 at 2^20 / 2^24 / 2^28): 2 rounds 0.0091-0.0094 /
 /// 0.0263-0.0269 / 0.3087-0.3123, 4 rounds 0.0094-0.0102 / 0.0258-0.0266 / 0.2869-0.2885
-/// (cuRAND's 0.294-0.298 at 2^28 in run 314). (`DEVSEQ_TUNE` knob `map_rounds_random`.)
+/// (cuRAND's 0.294-0.298 at 2^28 in runs 313-314). (`DEVSEQ_TUNE` knob `map_rounds_random`.)
 pub(crate) fn map_random(bytes: usize) -> Shape {
     let sh = map();
     if bytes > 16 << 20 {
