@@ -2,7 +2,7 @@
 //! answers), bit for bit; their statistics within sampling error; their laziness.
 
 use crate::common::*;
-use devseq::{DeviceSeq, Op, bf16, f16};
+use devseq::{Device, DeviceSeq, Op, bf16, f16};
 
 /// Philox4x32-10 (Salmon et al., SC 2011), written plainly.
 fn philox(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
@@ -76,30 +76,8 @@ fn bits_and_uniforms_are_exact() {
     let d = dev();
     for (s, &n) in lengths().iter().enumerate() {
         let seed = 0x1234_5678_9abc_def0u64.wrapping_mul(s as u64 + 1);
-        let w32: Vec<u32> = (0..n as u64).map(|i| bits32(seed, i)).collect();
-        let w64: Vec<u64> = (0..n as u64).map(|i| bits64(seed, i)).collect();
-        assert_eq!(
-            DeviceSeq::<u32>::random_bits(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            w32
-        );
-        assert_eq!(
-            DeviceSeq::<u64>::random_bits(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            w64
-        );
-        let f: Vec<f32> = w32
-            .iter()
-            .map(|&w| (w >> 8) as f32 * (1.0 / 16_777_216.0))
-            .collect();
-        let g: Vec<f64> = w64
-            .iter()
-            .map(|&w| (w >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0))
-            .collect();
+        let w32 = check_bits_and_uniforms32(&d, n, seed);
+        let w64 = check_bits_and_uniforms64(&d, n, seed);
         let h: Vec<f16> = w32
             .iter()
             .map(|&w| f16::from_f32((w >> 21) as f32 / 2048.0))
@@ -108,22 +86,6 @@ fn bits_and_uniforms_are_exact() {
             .iter()
             .map(|&w| bf16::from_f32((w >> 24) as f32 / 256.0))
             .collect();
-        assert_bits(
-            &DeviceSeq::<f32>::random_uniform(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            &f,
-            "f32 uniform",
-        );
-        assert_bits(
-            &DeviceSeq::<f64>::random_uniform(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            &g,
-            "f64 uniform",
-        );
         assert_bits(
             &DeviceSeq::<f16>::random_uniform(&d, n, seed)
                 .unwrap()
@@ -159,59 +121,47 @@ fn bits_and_uniforms_are_exact() {
     }
 }
 
+/// u32 bits and f32 uniforms of `n` elements against the sequential Philox above; the bits.
+fn check_bits_and_uniforms32(d: &Device, n: usize, seed: u64) -> Vec<u32> {
+    let w32: Vec<u32> = (0..n as u64).map(|i| bits32(seed, i)).collect();
+    let got = DeviceSeq::<u32>::random_bits(d, n, seed).unwrap();
+    assert_eq!(got.to_vec().unwrap(), w32, "u32 bits, n = {n}");
+    let f: Vec<f32> = w32
+        .iter()
+        .map(|&w| (w >> 8) as f32 * (1.0 / 16_777_216.0))
+        .collect();
+    let got = DeviceSeq::<f32>::random_uniform(d, n, seed).unwrap();
+    assert_bits(&got.to_vec().unwrap(), &f, "f32 uniform");
+    w32
+}
+
+/// u64 bits and f64 uniforms of `n` elements against the sequential Philox above; the bits.
+fn check_bits_and_uniforms64(d: &Device, n: usize, seed: u64) -> Vec<u64> {
+    let w64: Vec<u64> = (0..n as u64).map(|i| bits64(seed, i)).collect();
+    let got = DeviceSeq::<u64>::random_bits(d, n, seed).unwrap();
+    assert_eq!(got.to_vec().unwrap(), w64, "u64 bits, n = {n}");
+    let g: Vec<f64> = w64
+        .iter()
+        .map(|&w| (w >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0))
+        .collect();
+    let got = DeviceSeq::<f64>::random_uniform(d, n, seed).unwrap();
+    assert_bits(&got.to_vec().unwrap(), &g, "f64 uniform");
+    w64
+}
+
 /// Fills of random numbers whose output passes 16 MB take wider tiles on the GPU
 /// (`tuning::map_random`): lengths at the threshold and one element past it, for 4- and 8-byte
-/// elements, against the sequential Philox above.
+/// elements.
 #[test]
 fn fills_on_both_sides_of_the_wide_tile_threshold() {
     let d = dev();
     const MB16: usize = 16 << 20;
     let seed = 0x0dd_5eed_u64;
     for n in [big(MB16 / 4), big(MB16 / 4 + 1)] {
-        let w32: Vec<u32> = (0..n as u64).map(|i| bits32(seed, i)).collect();
-        assert_eq!(
-            DeviceSeq::<u32>::random_bits(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            w32,
-            "u32 bits, n = {n}"
-        );
-        let f: Vec<f32> = w32
-            .iter()
-            .map(|&w| (w >> 8) as f32 * (1.0 / 16_777_216.0))
-            .collect();
-        assert_bits(
-            &DeviceSeq::<f32>::random_uniform(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            &f,
-            "f32 uniform",
-        );
+        check_bits_and_uniforms32(&d, n, seed);
     }
     for n in [big(MB16 / 8), big(MB16 / 8 + 1)] {
-        let w64: Vec<u64> = (0..n as u64).map(|i| bits64(seed, i)).collect();
-        assert_eq!(
-            DeviceSeq::<u64>::random_bits(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            w64,
-            "u64 bits, n = {n}"
-        );
-        let g: Vec<f64> = w64
-            .iter()
-            .map(|&w| (w >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0))
-            .collect();
-        assert_bits(
-            &DeviceSeq::<f64>::random_uniform(&d, n, seed)
-                .unwrap()
-                .to_vec()
-                .unwrap(),
-            &g,
-            "f64 uniform",
-        );
+        check_bits_and_uniforms64(&d, n, seed);
     }
 }
 
