@@ -143,20 +143,22 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
     __syncthreads();  // the tile's count is known
   } else {
-    T raw[H][VEC];
+    {
+      T raw[H][VEC];
 #pragma unroll
-    for (int r = 0; r < H; ++r) take(r, raw[r]);
-    __syncthreads();  // the first half is read, and the tile's count is known
+      for (int r = 0; r < H; ++r) take(r, raw[r]);
+      __syncthreads();  // the first half is read, and the tile's count is known
 #pragma unroll
-    for (int r = 0; r < H; ++r) move(r, raw[r]);
-  }
-  if constexpr (STAGED && R > H) {
-    T raw[R - H][VEC];
+      for (int r = 0; r < H; ++r) move(r, raw[r]);
+    }
+    if constexpr (R > H) {
+      T raw[R - H][VEC];
 #pragma unroll
-    for (int r = H; r < R; ++r) take(r, raw[r - H]);
-    __syncthreads();  // the second half is read
+      for (int r = H; r < R; ++r) take(r, raw[r - H]);
+      __syncthreads();  // the second half is read
 #pragma unroll
-    for (int r = H; r < R; ++r) move(r, raw[r - H]);
+      for (int r = H; r < R; ++r) move(r, raw[r - H]);
+    }
   }
   // The tile's place in the output: warp 0 looks back (and publishes the inclusive count).
   __shared__ K tile_prefix_s;
