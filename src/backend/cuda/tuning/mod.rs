@@ -86,11 +86,12 @@ pub(crate) fn map() -> Shape {
 /// Map of a source that computes random numbers, `bytes` of output of `size`-byte elements: 4
 /// rounds where the output passes 16 MB and the elements are 4 or 8 bytes (four Philox blocks a
 /// thread in flight: the kernel is bound by arithmetic more than by its stores), else `map`'s.
-/// (Elements of 2 bytes take four blocks a thread in `map`'s 2 rounds already; at 4 rounds their
-/// normals spilled 16 bytes a thread around the calls of sine and cosine.) Measured on an H200 (2026-11-28, run 316, three
-/// alternations, ms, random_uniform_f32 at 2^20 / 2^24 / 2^28): 2 rounds 0.0091-0.0094 /
-/// 0.0263-0.0269 / 0.3087-0.3123, 4 rounds 0.0094-0.0102 / 0.0258-0.0266 / 0.2869-0.2885
-/// (cuRAND's 0.294-0.298 at 2^28 in runs 313-314). (`DEVSEQ_TUNE` knob `map_rounds_random`.)
+/// (Elements of 2 bytes take four blocks a thread in `map`'s 2 rounds already; at 4 rounds
+/// their normals spilled 16 bytes a thread around the calls of sine and cosine.) Measured on an
+/// H200 (2026-11-28, run 316, three alternations, ms, random_uniform_f32 at 2^20 / 2^24 /
+/// 2^28): 2 rounds 0.0091-0.0094 / 0.0263-0.0269 / 0.3087-0.3123, 4 rounds 0.0094-0.0102 /
+/// 0.0258-0.0266 / 0.2869-0.2885 (cuRAND's 0.294-0.298 at 2^28 in runs 313-314).
+/// (`DEVSEQ_TUNE` knob `map_rounds_random`.)
 pub(crate) fn map_random(bytes: usize, size: usize) -> Shape {
     let sh = map();
     if bytes > 16 << 20 && size >= 4 {
