@@ -8,8 +8,10 @@
 //     to their places, grouped by digit so that the writes coalesce.
 // The digits start at bit `lo` of the key: 0 for a sort; scatter partitions indices by their
 // top 8 bits alone (a stable sort on them).
-// Keys are moved as "ordered bits" (block/order.cuh); a descending sort takes their digits
-// complemented (sort_digit), so its loads and stores are an ascending sort's.
+// Keys are moved as "sort bits" (sort_bits): a float's ordered bits (block/order.cuh), an
+// integer's own bits; a signed key's sign bit is flipped only where its digit is taken, and a
+// descending sort takes the digits complemented (sort_digit), so that loads and stores of
+// integer keys are plain copies and a descending sort's are an ascending sort's.
 #pragma once
 #include "block/source.cuh"
 #include "block/lookback.cuh"
@@ -20,13 +22,41 @@ namespace ds {
 constexpr int RADIX = 256;
 constexpr int MAX_PASSES = 8;
 
-// The digit at bit `shift` of ordered bits b, for a sort of direction DESC: complemented for a
+// The bits a sort moves for keys of type T: a float's ordered bits, an integer's own bits.
+// Their order is the key order once FLIP (a signed key's sign bit) is flipped, which
+// sort_digit does where it takes a digit. (Flipped at the loads and stores instead, the flip
+// on the first pass's side of the choice between source and buffer kept both paths' registers
+// live: ptxas spilled 52-120 bytes a thread of i64 keys at 18 a thread, 80 registers, where
+// u64 keys spill nothing.)
+template <class T> struct sort_bits {
+  typedef key_bits<T> KB;
+  typedef typename KB::U U;
+  static constexpr U FLIP = is_signed_key<T>::value ? KB::SIGN : (U)0;
+  static DS_DEV U in(T x) {
+    if constexpr (is_float_key<T>::value) return KB::order(KB::raw(x));
+    else return KB::raw(x);
+  }
+  // The key's own bits.
+  static DS_DEV U out(U b) {
+    if constexpr (is_float_key<T>::value) return KB::unorder(b);
+    else return b;
+  }
+  // Sort bits whose every digit is 255 (for a descending sort 0): they sort after every key.
+  static DS_DEV U last(bool desc) { return (desc ? (U)0 : (U)~(U)0) ^ FLIP; }
+};
+
+// The digit at bit `shift` of ordered bits o, for a sort of direction DESC: complemented for a
 // descending sort (the digit of the complemented key). Complementing the digits, not the
 // keys, leaves a descending pass the ascending one's single load of its input (an ascending
 // pass reads its source or a buffer through one pointer; a flip on one side of that choice
 // measured 4.5% slower).
-template <bool DESC, class U> DS_DEV u32 sort_digit(U b, u32 shift) {
-  return ((u32)(b >> shift) & 255u) ^ (DESC ? 255u : 0u);
+template <bool DESC, class U> DS_DEV u32 ordered_digit(U o, u32 shift) {
+  return ((u32)(o >> shift) & 255u) ^ (DESC ? 255u : 0u);
+}
+
+// The digit at bit `shift` of the sort bits b of a key of type T: its ordered bits' digit.
+template <bool DESC, class T, class U> DS_DEV u32 sort_digit(U b, u32 shift) {
+  return ordered_digit<DESC>((U)(b ^ sort_bits<T>::FLIP), shift);
 }
 
 // Flags of a pass in the plan.
@@ -35,7 +65,7 @@ enum : u32 {
   PASS_FROM_INPUT = 2,  // reads the caller's keys (and values), else buffer A or B
   PASS_FROM_A = 4,
   PASS_TO_A = 8,        // writes buffer A, else B
-  PASS_LAST = 16,       // writes the final keys (turns ordered bits back into keys)
+  PASS_LAST = 16,       // writes the final keys (turns sort bits back into keys)
 };
 
 struct SortPlan {
@@ -66,11 +96,12 @@ DS_DEV u64 block_excl_sum_256(u64 v, u64* s_warp /* 8 */) {
 
 // Ranking a tile by one digit (ds_sort_pass and ds_sort_tile). Each warp holds its stretch of
 // the tile's keys in order (j, then lane); s_count[warp][digit] counts them, zeroed before.
-template <bool DESC, int ITEMS, class U>
+template <bool DESC, class T, int ITEMS, class U>
 DS_DEV void count_digits(u32 (*s_count)[RADIX], const U (&key)[ITEMS], u32 shift) {
   const int warp = warp_id();
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) atomicAdd(&s_count[warp][sort_digit<DESC>(key[j], shift)], 1u);
+  for (int j = 0; j < ITEMS; ++j)
+    atomicAdd(&s_count[warp][sort_digit<DESC, T>(key[j], shift)], 1u);
 }
 
 // For digit d (one thread each): each warp's count of d becomes the count of d in the warps
@@ -92,14 +123,14 @@ template <int NW> DS_DEV void warp_digit_starts(u32 (*s_count)[RADIX], u32 d, u3
 // before and after) that each ORs its bit into, and the highest of them takes their places
 // with one atomic; the key goes to its place at once (holding the places until after the loop
 // spilled registers).
-template <bool DESC, int VMODE, int ITEMS, class U, class V>
+template <bool DESC, class T, int VMODE, int ITEMS, class U, class V>
 DS_DEV void rank_keys(u32 (*s_count)[RADIX], u32 (*s_match)[RADIX], const U (&key)[ITEMS],
                       const V (&val)[ITEMS], u32 shift, U* s_keys, V* s_vals) {
   const int lane = lane_id(), warp = warp_id();
   const u32 below = (1u << lane) - 1u;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const u32 d = sort_digit<DESC>(key[j], shift);
+    const u32 d = sort_digit<DESC, T>(key[j], shift);
     atomicOr(&s_match[warp][d], 1u << lane);
     __syncwarp();
     const u32 peers = s_match[warp][d];
@@ -150,7 +181,7 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
     const U d = b >> lo;
 #pragma unroll
     for (u32 q = 0; q < KP; ++q)
-      if (q < passes) atomicAdd(&s_g[group][q][sort_digit<DESC>(d, 8 * q)], 1u);
+      if (q < passes) atomicAdd(&s_g[group][q][ordered_digit<DESC>(d, 8 * q)], 1u);
   };
   // Whole vectors (16 bytes where the keys allow), AHEAD of them loaded before any is
   // counted; then the rest one by one.
@@ -243,7 +274,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef typename KS::T T;
   typedef typename VS::T V;
   typedef key_bits<T> KB;
-  typedef typename KB::U U;
+  typedef sort_bits<T> SB;
+  typedef typename SB::U U;
   constexpr int NW = BLOCK / WARP;
   constexpr int TILE = BLOCK * ITEMS;
   static_assert(BLOCK >= RADIX, "one thread a digit");
@@ -286,12 +318,12 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   V* vdst = (mode & PASS_TO_A) ? va : vb;
   const u32 shift = p.lo + 8 * pass;
   const int lane = lane_id(), warp = warp_id();
-  auto digit = [&](U b) { return sort_digit<DESC>(b, shift); };
+  auto digit = [&](U b) { return sort_digit<DESC, T>(b, shift); };
 
   for (u32 k = threadIdx.x; k < 2 * NW * RADIX; k += BLOCK) (&s_count[0][0])[k] = 0;
 
-  // Keys in order (j, then lane) within each warp's stretch; missing ones have digit 255 (all
-  // ones, or for a descending sort all zeros), and they come after every real key of the tile.
+  // Keys in order (j, then lane) within each warp's stretch; missing ones have digit 255 (or
+  // for a descending sort 0: `SB::last`), and they come after every real key of the tile.
   const u64 tb = (u64)tile * TILE;
   const u64 seg = tb + (u64)warp * WARP * ITEMS;
   U key[ITEMS];
@@ -300,25 +332,15 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   for (int j = 0; j < ITEMS; ++j) {
     const u64 i = seg + (u64)j * WARP + lane;
     const bool valid = i < n;
-    U b = DESC ? (U)0 : (U)~(U)0;
-    if constexpr (is_signed_key<T>::value) {
-      // One load through either pointer, then the sign flip that orders the first pass's
-      // keys: with the flip on one side only, both load paths and their addresses stayed live
-      // for every item and ptxas spilled (128 bytes a thread at 20 keys, 44-116 on the small
-      // tiles with values), where u64 keys spill nothing. (Loading every key type this way,
-      // the order applied after, ran sort_u64 3.5% slower at 2^28 on an H100: 16.43 ms
-      // against 15.87, run 201; signed keys alone take it.)
-      if (valid) b = KB::raw(from_input ? kin.at(i) : ksrc[i]) ^ (from_input ? KB::SIGN : (U)0);
-    } else {
-      if (valid) b = from_input ? KB::order(KB::raw(kin.at(i))) : KB::raw(ksrc[i]);
-    }
+    U b = SB::last(DESC);
+    if (valid) b = from_input ? SB::in(kin.at(i)) : KB::raw(ksrc[i]);
     key[j] = b;
     if constexpr (VMODE == 1) {
       val[j] = valid ? (from_input ? vin.at(i) : vsrc[i]) : V{};
     }
   }
   __syncthreads();
-  count_digits<DESC>(s_count, key, shift);
+  count_digits<DESC, T>(s_count, key, shift);
   __syncthreads();
 
   // Per digit: the tile's count, published for the tiles after (status words: epoch << 42 |
@@ -344,7 +366,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   __syncthreads();
 
   // Rank: each key's place in the tile.
-  rank_keys<DESC, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
+  rank_keys<DESC, T, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
 
   // Look back for the counts of the tiles before: where this tile's keys of each digit go.
   if (threadIdx.x < RADIX) {
@@ -387,7 +409,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     if (i < valid) {
       const U b = s_keys[i];
       const u64 dst = s_glob[digit(b)] + i;
-      kdst[dst] = KB::from_raw(last ? KB::unorder(b) : b);
+      kdst[dst] = KB::from_raw(last ? SB::out(b) : b);
       if constexpr (VMODE != 0) vdst[dst] = s_vals[i];
     }
   }
@@ -395,7 +417,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 
 namespace ds {
 
-// Where a one-block sort (sort_tile_block) keeps the tile's keys (ordered bits, U) and values
+// Where a one-block sort (sort_tile_block) keeps the tile's keys (sort bits, U) and values
 // in its dynamic shared memory: after the digit counts and masks (2 x NW x RADIX words) and 8
 // words of warp sums (src/backend/cuda/sort.rs, `tile_smem`).
 template <int BLOCK> DS_DEV u8* tile_keys_smem(u8* dyn) {
@@ -410,7 +432,7 @@ template <int BLOCK, int ITEMS, class U> DS_DEV u8* tile_values_smem(u8* dyn) {
 // tile stays in registers and shared memory (`dyn`) across its passes: each ranks it by one
 // digit as ds_sort_pass does, into shared memory, and reads it back in the new order for the
 // next. A pass whose digit is the same for every key moves nothing and is skipped (as the plan
-// skips it). Leaves the sorted tile in key[j] (ordered bits) and val[j], place
+// skips it). Leaves the sorted tile in key[j] (sort bits) and val[j], place
 // warp * WARP * ITEMS + j * WARP + lane (places from n on hold no key), and returns, in every
 // thread, ~i of the first key >= check_len where CHECK (note_bad_index's word), else zero. Ends
 // with a barrier.
@@ -419,8 +441,9 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
                            u64 check_len, u8* dyn,
                            typename key_bits<typename KS::T>::U (&key)[ITEMS],
                            typename VS::T (&val)[ITEMS]) {
-  typedef key_bits<typename KS::T> KB;
-  typedef typename KB::U U;
+  typedef typename KS::T T;
+  typedef sort_bits<T> SB;
+  typedef typename SB::U U;
   typedef typename VS::T V;
   constexpr int NW = BLOCK / WARP;
   static_assert(BLOCK >= RADIX, "one thread a digit");
@@ -438,14 +461,14 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
   // The error word is zero before any thread's loads may note a key in it (racecheck found
   // the store racing with the notes of other warps).
   __syncthreads();
-  // Missing keys have digit 255 in every pass (all ones, or for a descending sort all zeros),
-  // so they stay after every real key.
+  // Missing keys have digit 255 in every pass (or for a descending sort 0: `SB::last`), so
+  // they stay after every real key.
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 i = seg + j * WARP + lane;
-    U b = DESC ? (U)0 : (U)~(U)0;
+    U b = SB::last(DESC);
     if (i < n) {
-      b = KB::order(KB::raw(kin.at(i)));
+      b = SB::in(kin.at(i));
       if constexpr (CHECK)
         if ((u64)b >= check_len) atomicMax(&s_err, ~(u64)i);
     }
@@ -455,7 +478,7 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
   __syncthreads();
   for (u32 q = 0; q < passes; ++q) {
     const u32 shift = lo + 8 * q;
-    count_digits<DESC>(s_count, key, shift);
+    count_digits<DESC, T>(s_count, key, shift);
     __syncthreads();
     u32 total = 0;
     bool same = false;
@@ -471,7 +494,7 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
         for (int w = 0; w < NW; ++w) s_count[w][threadIdx.x] += local;
       }
       __syncthreads();
-      rank_keys<DESC, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
+      rank_keys<DESC, T, VMODE>(s_count, s_match, key, val, shift, s_keys, s_vals);
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) {
@@ -486,17 +509,16 @@ DS_DEV u64 sort_tile_block(const KS& kin, const VS& vin, u32 n, u32 lo, u32 pass
   return s_err;
 }
 
-// The tile sort_tile_block left in key and val (ordered bits), in order: element i (below n)
+// The tile sort_tile_block left in key and val (sort bits), in order: element i (below n)
 // to k[i] and, where VMODE != 0, v[i].
 template <class T, int VMODE, int ITEMS, class U, class V>
 DS_DEV void store_sorted_tile(const U (&key)[ITEMS], const V (&val)[ITEMS], u32 n, T* k, V* v) {
-  typedef key_bits<T> KB;
   const u32 seg = (u32)warp_id() * WARP * ITEMS;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const u32 i = seg + j * WARP + lane_id();
     if (i < n) {
-      k[i] = KB::from_raw(KB::unorder(key[j]));
+      k[i] = key_bits<T>::from_raw(sort_bits<T>::out(key[j]));
       if constexpr (VMODE != 0) v[i] = val[j];
     }
   }

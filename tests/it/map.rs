@@ -518,3 +518,23 @@ fn copies<X: T>() {
     }
 }
 crate::for_types!(copies_of_slices, copies);
+
+/// Copies on both sides of the size where the driver's copy takes over from the kernel's
+/// (128 MiB): 4-byte words and 2-byte elements whose bytes are no multiple of 4, exactly at
+/// the threshold and past it, each compared with its input.
+#[test]
+fn copies_on_both_sides_of_the_driver_threshold() {
+    let mib128 = 128usize << 20;
+    for n in [mib128 / 4, mib128 / 4 + 1] {
+        let xs: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+        let got = upload(&xs).copy().unwrap().to_vec().unwrap();
+        assert!(got == xs, "u32, n={n}");
+    }
+    for n in [mib128 / 2 - 1, mib128 / 2 + 1] {
+        let xs: Vec<u16> = (0..n as u32)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9) >> 16) as u16)
+            .collect();
+        let got = upload(&xs).copy().unwrap().to_vec().unwrap();
+        assert!(got == xs, "u16, n={n}");
+    }
+}

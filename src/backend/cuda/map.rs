@@ -49,11 +49,11 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         return Ok(out);
     }
     // A stored column is copied by a kernel where it is aligned for 16-byte vectors (whose
-    // launch costs the host less than the driver's copy), else by the driver
+    // launch costs the host less than the driver's copy) and not large, else by the driver
     // (tuning::copy_by_kernel).
     if let Some(c) = src.as_column() {
         let p = column_ptr(c)?;
-        if tuning::copy_by_kernel() && p.aligned(16) {
+        if tuning::copy_by_kernel(bytes) && p.aligned(16) {
             copy_by_kernel(gpu, &out, p, bytes)?;
         } else {
             gpu.copy(&out, p, bytes)?;

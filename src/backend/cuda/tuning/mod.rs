@@ -104,18 +104,22 @@ pub(crate) fn map_random(bytes: usize, size: usize) -> Shape {
     }
 }
 
-/// Whether a stored column (aligned for 16-byte vectors) is copied by the map kernel rather
-/// than the driver's device-to-device copy: yes, by the map kernel of 4-byte words (or bytes)
+/// Whether a stored column of `bytes` (aligned for 16-byte vectors) is copied by the map kernel
+/// rather than the driver's device-to-device copy: by the map kernel of 4-byte words (or bytes)
 /// that the GPU holds after its first use, so that a copy builds and looks up no kernel key
-/// (map.rs `copy_by_kernel`). Its launch costs the host less than the driver's copy. On an H100
-/// (run 277, 2026-11-28, one process a variant, four alternations; medians of the four
-/// medians, us, at 2^16 / 2^20 / 2^24 / 2^28): the held kernel 7.25 / 8.75 / 52.45 / 725.9,
-/// the driver 7.95 / 8.95 / 52.75 / 727.6, the map kernel through the usual key lookup 8.25 /
-/// 9.00 / 53.10 / 722.7; the peer's `cudaMemcpyAsync` 8.55 / 9.20 / 60.0 / 718.7 in the same
-/// run. Earlier, without the held kernel, the map kernel and the driver measured the same
-/// (runs 77-78). (`DEVSEQ_TUNE` knob `copy_kernel`, 1 or 0.)
-pub(crate) fn copy_by_kernel() -> bool {
-    knob("copy_kernel", 1) != 0
+/// (map.rs `copy_by_kernel`), up to 128 MiB; larger copies by the driver. The kernel's launch
+/// costs the host less than the driver's copy; at large sizes the driver's copy moved the bytes
+/// faster on an H200 and as fast on an H100. On an H100 (run 277, 2026-11-28, one process a
+/// variant, four alternations; medians of the four medians, us, at 2^16 / 2^20 / 2^24 / 2^28
+/// f32): the held kernel 7.25 / 8.75 / 52.45 / 725.9, the driver 7.95 / 8.95 / 52.75 / 727.6,
+/// the map kernel through the usual key lookup 8.25 / 9.00 / 53.10 / 722.7; the peer's
+/// `cudaMemcpyAsync` 8.55 / 9.20 / 60.0 / 718.7 in the same run. On an H200 (run 319,
+/// 2026-11-28, two alternations, ms at 2^24 / 2^26 / 2^27 / 2^28 f32): the held kernel 0.0399,
+/// 0.0387 / 0.1351, 0.1388 / 0.2681, 0.2668 / 0.5210, 0.5264; the driver 0.0400, 0.0396 /
+/// 0.1321, 0.1359 / 0.2614, 0.2637 / 0.5108, 0.5134. (`DEVSEQ_TUNE` knobs `copy_kernel`, 1 or
+/// 0, and `copy_kernel_mib`, the largest copy in MiB that the kernel takes.)
+pub(crate) fn copy_by_kernel(bytes: usize) -> bool {
+    knob("copy_kernel", 1) != 0 && bytes <= (knob("copy_kernel_mib", 128) as usize) << 20
 }
 
 /// Reduce: 256 threads, 4 rounds (64 bytes in flight a thread), one wave of blocks. First
@@ -471,9 +475,20 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// scatter_combine, which sorts such pairs, 9.22-9.28 against 9.03-9.19; u64 keys with u32
 /// values 24.56-24.62 with 20, 24.37-24.43 with 24, 23.32-23.42 with 28, 22.93-22.95 with 32
 /// (2^24: 1.683-1.734, 1.648-1.676 with 28, 1.640-1.654 with 32); 28 is the most for
-/// which ptxas spills nothing with 12-byte items (168 registers at one block of 384; 16 bytes
-/// at 32), and 16-byte items (8-byte keys with 8-byte values) keep 20 (22: 48 bytes; knob
-/// `sort_items_pairs16`). Keys alone gained nothing from larger tiles (u32: 26 or 28 a
+/// which ptxas spills nothing with 12-byte items at one block of 384 (168 registers; 16 bytes
+/// at 32), and 16-byte items (8-byte keys with 8-byte values) keep 20 (22: 48 bytes; knobs
+/// `sort_items_pairs16`, `sort_minb_pairs16`).
+///
+/// 12-byte items then took two blocks a multiprocessor of 18 a thread, on an H200 (2026-11-28,
+/// runs 318-319, each shape in its own process, four alternations, u64 keys with u32 values,
+/// ms at 2^24 / 2^28): 1.392-1.407 / 19.99-20.04 against 1.478-1.487 / 21.25-21.31 with 28 and
+/// one block (CUB: 1.417 / 20.12 in runs 313-314); 17 a thread 1.407-1.408 / 20.27-20.29, 16
+/// 1.416-1.419 / 20.41-20.46, 12 1.425 / 22.00-22.03; 512 threads of 13, two blocks,
+/// 1.404-1.409 / 20.15-20.21; 256 threads of 24, two blocks, 1.363-1.372 / 20.92-20.96. Two
+/// blocks hide one's loads behind the other's ranking; 18 is the most for which two tiles'
+/// shared memory fits a multiprocessor (2 x 108 KB of 228) and ptxas spills nothing at their 80
+/// registers (once signed keys' sign flip moved into the digits: `sort_bits` in sort.cu).
+/// Not measured on an H100 (its 2^28 ratio was 1.10 with 28 and one block, run 282-283). Keys alone gained nothing from larger tiles (u32: 26 or 28 a
 /// thread 5.10-5.20 against 5.09-5.13; u64: 24 15.80-15.87 against 15.61-15.71), nor did
 /// streaming loads of the buffers (`ld.global.cs`: 10.07-10.11 with values) or storing all
 /// keys before all values. `sort::pass_key` takes fewer keys a
@@ -500,9 +515,9 @@ pub(crate) fn sort(key: usize, value: Option<usize>) -> (u32, u32, u32) {
         (true, Some(_)) => (knob("sort_items_pairs", 28), knob("sort_minb_pairs", 2)),
         (false, None) => (knob("sort_items8", 20), knob("sort_minb8", 2)),
         (false, Some(v)) if key + v < 16 => {
-            (knob("sort_items_pairs8", 28), knob("sort_minb_pairs8", 1))
+            (knob("sort_items_pairs8", 18), knob("sort_minb_pairs8", 2))
         }
-        (false, Some(_)) => (knob("sort_items_pairs16", 20), knob("sort_minb_pairs8", 1)),
+        (false, Some(_)) => (knob("sort_items_pairs16", 20), knob("sort_minb_pairs16", 1)),
     };
     (knob("sort_block", 384), items, minb)
 }
