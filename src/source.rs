@@ -269,6 +269,14 @@ impl Source {
         matches!(self.columns.as_slice(), [c] if c.same_start(col))
     }
 
+    /// Whether the source compares elements with the ones before them (head flags of runs).
+    pub fn reads_neighbours(&self) -> bool {
+        self.graph
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, Kind::Head(..)))
+    }
+
     /// The value's compute bits, where every element is that one value.
     pub fn as_constant(&self) -> Option<u64> {
         match self.graph.nodes.as_slice() {

@@ -148,16 +148,10 @@ fn own_components(srcs: &[Source]) -> u32 {
     let Some(base) = srcs.first().and_then(|s| s.as_column()) else {
         return 0;
     };
-    let heads = |s: &Source| {
-        s.graph
-            .nodes
-            .iter()
-            .any(|n| matches!(n.kind, Kind::Head(..)))
-    };
     srcs.iter()
         .enumerate()
         .skip(1)
-        .filter(|(_, s)| s.as_column().is_none() && s.reads_only(base) && !heads(s))
+        .filter(|(_, s)| s.as_column().is_none() && s.reads_only(base) && !s.reads_neighbours())
         .fold(0, |m, (j, _)| m | 1 << j)
 }
 

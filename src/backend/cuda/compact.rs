@@ -84,10 +84,13 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     let vec = tuning::vec(size);
     let wide = n as u64 >= u32::MAX as u64;
     let own = own_flags(src, flags);
-    // Large blocks where the flags come from the staged values and their tiles still give
-    // every multiprocessor four (two waves of its two blocks): at 2^20 they left half of an
-    // H100's idle and took copy_if and unique from 0.022 to 0.025 ms (run 208).
-    let big = own && shape(size, wide, true).tiles(n, vec) >= 4 * u64::from(gpu.arch.sms);
+    // Large blocks where the flags come from the staged values alone (not from neighbours,
+    // as dedup's: `tuning::compact`) and their tiles still give every multiprocessor four (two
+    // waves of its two blocks): at 2^20 they left half of an H100's idle and took copy_if and
+    // unique from 0.022 to 0.025 ms (run 208).
+    let big = own
+        && !flags.reads_neighbours()
+        && shape(size, wide, true).tiles(n, vec) >= 4 * u64::from(gpu.arch.sms);
     let sh = shape(size, wide, big);
     let k = gpu.kernel(key(size, wide, own, big), &[(src, vec), (flags, vec)])?;
     let total = gpu.mailbox()?;

@@ -271,11 +271,15 @@ pub(crate) fn segscan(size: usize, n: usize) -> (Shape, u32) {
 }
 
 /// Compaction (`compact`): `register_tile`'s rounds; 256 threads, or 512 (`big`) where the
-/// flags are computed from the staged values (copy_if's `x < c`, dedup's head flags) and the
-/// sequence is large (src/backend/cuda/compact.rs), half as many tiles to look back over. On an H100 (2026-11-26, run 206, three alternations, ms at
+/// flags are computed from the staged values alone (copy_if's `x < c`; not dedup's head flags,
+/// which compare neighbours) and the sequence is large (src/backend/cuda/compact.rs), half as
+/// many tiles to look back over. On an H100 (2026-11-26, run 206, three alternations, ms at
 /// 2^28) copy_if_f32 took 0.658-0.671 with 512 against 0.681-0.685, unique_u32 0.651-0.663
 /// against 0.648-0.657, and find_repeats_u32 (positions, flags of another column)
-/// 0.883-0.897 against 0.826-0.834, so the others keep 256. (`DEVSEQ_TUNE` knobs
+/// 0.883-0.897 against 0.826-0.834, so the others keep 256. On an H200 (2026-11-28, run 323,
+/// three alternations, ms at 2^24 / 2^28, 512 against 256): copy_if_f32 0.0557-0.0559 /
+/// 0.531-0.542 against 0.0524-0.0573 / 0.536-0.564, unique_u32 0.0566-0.0585 / 0.584-0.600
+/// against 0.0536-0.0575 / 0.555-0.572: dedup's flags take 256 since. (`DEVSEQ_TUNE` knobs
 /// `compact_block`, `compact_own_block`, `compact_rounds`.)
 pub(crate) fn compact(size: usize, big: bool) -> Shape {
     let sh = register_tile(size);
