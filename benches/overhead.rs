@@ -179,6 +179,15 @@ fn main() -> Result<()> {
                 .inclusive_scan_with(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
                 .map(drop)
         })?;
+        // A custom operator with a constant and an initial item (both passed by value).
+        let pairs = f.map(|x| (x, x))?.copy()?;
+        b.run("exclusive_scan_with_const_f32", lg, || {
+            pairs
+                .exclusive_scan_with((1.0, 0.0), |(a1, b1), (a2, b2)| {
+                    (a1 * a2 * 0.5, b1 * a2 + b2)
+                })
+                .map(drop)
+        })?;
         b.run("reduce_with_pairs_f32", lg, || {
             f.map(|x| (x, x * x))?
                 .reduce_with(|(s, q), (t, r)| (s + t, q + r))

@@ -69,11 +69,24 @@ template <class O> DS_DEV O load_cg(const O* p) {
   return v;
 }
 
-template <class F> DS_DEV F assoc_functor(const void* consts) {
+// The combiner's constants, then the initial item's words: in the parameters where they fit
+// (p.words), else in device memory (p.consts); the host chooses by the same test.
+template <class F> DS_DEV const u64* assoc_words(const AssocParams& p) {
+  if constexpr (F::NP + F::K <= WORDS) return p.words.w;
+  else return (const u64*)p.consts;
+}
+
+template <class F> DS_DEV F assoc_functor(const AssocParams& p) {
   F f;
+  const u64* w = assoc_words<F>(p);
 #pragma unroll
-  for (int i = 0; i < F::NP; ++i) f.p[i] = ((const u64*)consts)[i];
+  for (int i = 0; i < F::NP; ++i) f.p[i] = w[i];
   return f;
+}
+
+// The initial item (exclusive scans).
+template <class F> DS_DEV typename F::V assoc_init(const AssocParams& p) {
+  return F::from_words(assoc_words<F>(p) + F::NP);
 }
 
 // The thread's items of round r of the tile at tb (VEC from tb + (r * BLOCK + thread) * VEC),
@@ -132,7 +145,7 @@ template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R]
 }  // namespace ds
 
 // MODE 0: the result's words (K compute bits, then whether there was an item) to p.result.
-// MODE 1: each chunk's exclusive prefix (from p.init where p.excl) back to p.partial.
+// MODE 1: each chunk's exclusive prefix (from the initial item where p.excl) back to p.partial.
 // MODE 2: as MODE 0, for a commutative combiner (Combiner::commutative): items folded in
 // any order within a block.
 // MINB: the blocks a multiprocessor it is compiled for (0: no bound), as many as the grid has.
@@ -146,7 +159,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   typedef OptF<F> G;
   typedef typename G::O O;
   constexpr u64 TILE = (u64)BLOCK * R * VEC;
-  const G g{assoc_functor<F>(p.consts)};
+  const G g{assoc_functor<F>(p)};
   const u64 lo = (u64)blockIdx.x * p.chunk;
   const u64 hi = lo + p.chunk < p.n ? lo + p.chunk : p.n;
   O acc = G::none();  // (thread 0)
@@ -252,7 +265,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     }
   } else {
     // The carry lives in the lanes of warp 0, which call the prefix functor.
-    O carry = p.excl ? G::some(F::from_words((const u64*)p.init)) : G::none();
+    O carry = p.excl ? G::some(assoc_init<F>(p)) : G::none();
     for (u32 b = 0; b < gridDim.x; b += BLOCK) {
       O a[1];
       a[0] = G::none();
@@ -270,7 +283,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 }
 
 // The scan of each chunk from its prefix (p.partial, from ds_assoc_reduce's MODE 1). MODE 0:
-// inclusive; 1: exclusive (the prefix holds p.init); 2: segmented exclusive, p.init at heads.
+// inclusive; 1: exclusive (the prefix holds the initial item); 2: segmented exclusive, the
+// initial item at heads.
 // One block a multiprocessor as the bound: without one, ptxas took 58-114 registers and gave
 // the (f64, u64) scan 64 with 4 bytes spilled; with it, that scan takes 79 and the items of
 // over 16 bytes (this kernel's usual users) compile to the same code as without.
@@ -281,12 +295,12 @@ __global__ void __launch_bounds__(BLOCK, 1) ds_assoc_scan(const AssocParams p, c
   typedef OptF<F> G;
   typedef typename G::O O;
   constexpr u64 TILE = (u64)BLOCK * R * VEC;
-  const G g{assoc_functor<F>(p.consts)};
+  const G g{assoc_functor<F>(p)};
   const u64 lo = (u64)blockIdx.x * p.chunk;
   const u64 hi = lo + p.chunk < p.n ? lo + p.chunk : p.n;
   O carry = ((const O*)p.partial)[blockIdx.x];  // (the lanes of warp 0)
   V init;
-  if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
+  if constexpr (MODE != 0) init = assoc_init<F>(p);
   for (u64 tb = lo; tb < hi; tb += TILE) {
     V x[R][VEC];
     int m[R];
@@ -432,7 +446,7 @@ DS_DEV void tile_outputs(const G& g, const AssocParams& p, u64 n, u64 tb, const 
 // look-back over groups of 32 tiles (tile_lookback_grouped), whose prefixes resolve in parallel;
 // else the tile-by-tile left fold of tile_lookback, which resolves about 32 tiles a round trip
 // (the linear recurrence of 2^28 pairs of f32 on an H100: 1.68 ms against 2.59). MODE as for
-// ds_assoc_scan; p.excl: the exclusive scan starts from p.init.
+// ds_assoc_scan; p.excl: the exclusive scan starts from the initial item.
 template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, bool GROUPED, class... S>
 __global__ void __launch_bounds__(BLOCK, MINB)
     ds_assoc_scan_lookback(const AssocParams p, const S... s) {
@@ -444,7 +458,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   constexpr u32 TILE = BLOCK * R * VEC;
   extern __shared__ u32x4 ds_assoc_tile[];  // TILE stored items, column by column
   unsigned char* m_tile = (unsigned char*)ds_assoc_tile;
-  const G g{assoc_functor<F>(p.consts)};
+  const G g{assoc_functor<F>(p)};
   const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
   const u64 tb = (u64)tile * TILE;
   const u64 n = p.n;
@@ -457,7 +471,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     return k >= rem ? 0 : rem - k < VEC ? (int)(rem - k) : VEC;
   };
   V init;
-  if constexpr (MODE != 0) init = F::from_words((const u64*)p.init);
+  if constexpr (MODE != 0) init = assoc_init<F>(p);
   O first = G::none();
   if constexpr (MODE == 1) {
     if (p.excl) first = G::some(init);

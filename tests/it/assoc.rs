@@ -1667,3 +1667,53 @@ fn scatter_combine_with_out_of_range_u32() {
 fn scatter_combine_with_out_of_range_u64() {
     out_of_range::<u64>(|k| k)
 }
+
+/// A combiner's constants and the initial item reach the kernel by value up to 32 words
+/// together (constants, then as many words as the item has components, the head flag of the
+/// segmented forms included) and through device memory past that: `max(a, b, c_0, .., c_m-1)`
+/// (associative: the maximum of the constants is one more operand) with the largest constant
+/// last and the initial item above it, on both sides of the limit for the plain forms (item of
+/// one word: 31 and 32 constants) and the segmented ones (two words: 30 and 31).
+#[test]
+fn constants_on_both_sides_of_the_by_value_limit() {
+    let mut r = Rng::new("constants by value");
+    for m in [30usize, 31, 32, 40] {
+        let cs: Vec<u32> = (0..m)
+            .map(|i| if i + 1 == m { 500 } else { 3 * i as u32 + 1 })
+            .collect();
+        let f = |a: Expr<u32>, b: Expr<u32>| cs.iter().fold(a.max(b), |x, &c| x.max(c));
+        let host = |a: u32, b: u32| a.max(b).max(500);
+        for n in [0usize, 1, 33, 4097, big(300_001)] {
+            let xs: Vec<u32> = (0..n).map(|_| r.below(1000) as u32).collect();
+            let fl: Vec<u8> = (0..n).map(|_| (r.below(50) == 0) as u8).collect();
+            let (s, fs) = (upload(&xs), upload(&fl));
+            let w = format!("{m} constants, n = {n}");
+            let got = s.reduce_with(f).unwrap();
+            assert_eq!(got, o_reduce(&xs, host), "reduce_with {w}");
+            let got = s.inclusive_scan_with(f).unwrap().to_vec().unwrap();
+            assert_eq!(got, o_incl(&xs, host), "inclusive_scan_with {w}");
+            let got = s.exclusive_scan_with(700, f).unwrap().to_vec().unwrap();
+            assert_eq!(got, o_excl(&xs, 700, host), "exclusive_scan_with {w}");
+            let got = s
+                .segmented_exclusive_scan_with(&fs, 700, f)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(
+                got,
+                o_seg_excl(&xs, &fl, 700, host),
+                "segmented_exclusive_scan_with {w}"
+            );
+            let got = s
+                .segmented_inclusive_scan_with(&fs, f)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(
+                got,
+                o_seg_incl(&xs, &fl, host),
+                "segmented_inclusive_scan_with {w}"
+            );
+        }
+    }
+}

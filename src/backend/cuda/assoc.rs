@@ -6,7 +6,7 @@
 
 use super::gpu::Gpu;
 use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
-use super::launch::kernel_params;
+use super::launch::{WORDS, Words, kernel_params};
 use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
 use crate::backend::ScanMode;
@@ -21,10 +21,11 @@ use std::sync::Arc;
 kernel_params!(
     /// The parameters of `ds_assoc_reduce` and `ds_assoc_scan`: `chunk` elements a block,
     /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
-    /// reduction's words, `consts` the combiner's constants (then, at `init`, the initial
-    /// item's words), `excl` whether the scan starts from `init`, `out0..out3` the stored
-    /// components; the single-pass scan's look-back (as `ScanParams`): `counter`, `status`,
-    /// `base`, `epoch`, `tiles`.
+    /// reduction's words, `words` the combiner's constants, then the initial item's words
+    /// (`consts`: the same in device memory where they are more than `WORDS`), `excl` whether
+    /// the scan starts from the initial item, `out0..out3` the stored components; the
+    /// single-pass scan's look-back (as `ScanParams`): `counter`, `status`, `base`, `epoch`,
+    /// `tiles`.
     AssocParams {
         n: u64,
         chunk: u64,
@@ -32,7 +33,6 @@ kernel_params!(
         done: Ptr,
         result: Ptr,
         consts: Ptr,
-        init: Ptr,
         out0: Ptr,
         out1: Ptr,
         out2: Ptr,
@@ -43,6 +43,7 @@ kernel_params!(
         base: u32,
         epoch: u32,
         tiles: u32,
+        words: Words,
     }
 );
 
@@ -422,10 +423,11 @@ fn setup<'a>(
     chunked: Option<(u32, u32)>,
 ) -> Result<Setup<'a>> {
     let k = c.types.len();
-    if srcs.len() != k || c.stored > 4 || k > 5 {
+    if srcs.len() != k || c.stored > 4 || k > 5 || init.len() > k {
         return Err(Error::Internal(format!(
-            "a combiner of {k} components over {} sources",
-            srcs.len()
+            "a combiner of {k} components over {} sources from {} initial words",
+            srcs.len(),
+            init.len()
         )));
     }
     let vec = vec_of(c);
@@ -434,24 +436,34 @@ fn setup<'a>(
     let (grid, chunk) = chunked.map_or((0, 0), |(rounds, per_sm)| {
         chunks(gpu, n, (BLOCK * rounds * vec) as u64, per_sm)
     });
-    let words: Vec<u8> = c
-        .params
-        .iter()
-        .chain(init)
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
-    let consts = Buffer::new(gpu, words.len().max(8))?;
-    gpu.write(&consts, &words)?;
-    let partial = Buffer::new(gpu, grid as usize * 8 * (k + 1))?;
-    let params = AssocParams {
+    // The constants, then the initial item: by value where the kernel takes them so (the same
+    // test as `assoc_words`, kernels/assoc.cu: a copy to the device costs the host more than
+    // the rest of a small call), else in device memory.
+    let mut params = AssocParams {
         n: n as u64,
         chunk,
-        partial: partial.ptr(),
         done: gpu.counter(counter::DONE),
-        consts: consts.ptr(),
-        init: consts.ptr().add(8 * c.params.len()),
         ..Default::default()
     };
+    let consts = if c.params.len() + k <= WORDS {
+        for (w, &v) in params.words.0.iter_mut().zip(c.params.iter().chain(init)) {
+            *w = v;
+        }
+        Buffer::new(gpu, 0)?
+    } else {
+        let words: Vec<u8> = c
+            .params
+            .iter()
+            .chain(init)
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let consts = Buffer::new(gpu, words.len())?;
+        gpu.write(&consts, &words)?;
+        params.consts = consts.ptr();
+        consts
+    };
+    let partial = Buffer::new(gpu, grid as usize * 8 * (k + 1))?;
+    params.partial = partial.ptr();
     Ok(Setup {
         functor: Arc::new(c.shape()),
         srcs: srcs.iter().map(|s| (s, vec)).collect(),

@@ -325,7 +325,7 @@ fn kernels_compile() {
                         .lines()
                         .filter(|l| l.contains("registers") || l.contains("spill"))
                         .collect();
-                    println!("{name}: {}", report.join(" | "));
+                    println!("{name} [{hash:08x}]: {}", report.join(" | "));
                     if log.lines().any(|l| {
                         l.contains("bytes spill")
                             && !l.contains(" 0 bytes spill stores, 0 bytes spill loads")

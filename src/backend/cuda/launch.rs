@@ -38,7 +38,25 @@ impl CppType for u32 {
     const CPP: &'static str = "u32";
 }
 
-/// Declares a kernel parameter struct (fields of type `Ptr`, `u64` or `u32`) and its C++
+/// Constants passed by value in a parameter struct (`ds::Words`, kernels/prelude.cuh): at most
+/// `WORDS`, else a kernel reads them from device memory.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Words(pub [u64; WORDS]);
+
+/// The words of `Words` (`ds::WORDS`).
+pub(crate) const WORDS: usize = 32;
+
+impl Default for Words {
+    fn default() -> Words {
+        Words([0; WORDS])
+    }
+}
+impl CppType for Words {
+    const CPP: &'static str = "ds::Words";
+}
+
+/// Declares a kernel parameter struct (fields of type `Ptr`, `u64`, `u32` or `Words`) and its C++
 /// twin of the same name, fields in the same order.
 macro_rules! kernel_params {
     ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident: $ty:ident),* $(,)? }) => {

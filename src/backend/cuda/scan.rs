@@ -52,7 +52,7 @@ fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> Sca
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::scan_min_blocks(computed, ty.size()),
+        minb: tuning::scan_min_blocks(computed, ty, exclusive),
         exclusive,
     }
 }

@@ -343,9 +343,22 @@ pub(crate) fn combine_min_blocks(size: usize) -> u32 {
 /// positions 686-705 with 3 against 827-836 with 2. The tile keeps its shape either way, so
 /// such a scan gives the bits of its stored copy's scan. The kernels with tiles in registers:
 /// 3 (85 registers for 256 threads); measured with 8 rounds (H200, 2026-11-21): 3 beat 2; with
-/// 4 rounds 4 and 5 blocks were tried, 5 was slower.
-pub(crate) fn scan_min_blocks(computed: bool, size: usize) -> u32 {
-    knob("scan_minb", if computed && size <= 4 { 2 } else { 3 })
+/// 4 rounds 4 and 5 blocks were tried, 5 was slower. Exclusive scans of computed 8-byte floats
+/// take 2 as well: at 3 ptxas spilled 20-36 bytes a thread in those of a constant and of random
+/// uniform and normal f64 (sm_90, 2026-11-28), none at 2, and the exclusive maximum of 2^28
+/// random normal f64 took 3.50-3.55 ms either way (H200, run 325, two alternations). Inclusive
+/// ones keep 3 (none spills): the sum of 2^28 random uniform f64 took 1.23-1.24 ms at 3 against
+/// 1.47-1.50 at 2, and the segmented sum 3.51-3.52 against 3.94-3.96 (with 16 bytes a thread
+/// spilled at 3: spills cheaper than a third fewer warps).
+pub(crate) fn scan_min_blocks(computed: bool, ty: ScalarType, exclusive: bool) -> u32 {
+    knob(
+        "scan_minb",
+        if computed && (ty.size() <= 4 || (ty.is_float() && exclusive)) {
+            2
+        } else {
+            3
+        },
+    )
 }
 pub(crate) fn register_min_blocks() -> u32 {
     knob("seg_minb", 3)
