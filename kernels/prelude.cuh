@@ -23,11 +23,6 @@ struct bf16 { u16 bits; };
 
 namespace ds {
 
-// Constants passed by value in a kernel's parameter struct (a combiner's, then the initial
-// item's words): WORDS of them at most, else they wait in device memory.
-constexpr int WORDS = 32;
-struct Words { u64 w[WORDS]; };
-
 // Whether this is the quick form of a kernel (the run-time compiler defines DS_QUICK for the
 // form compiled with NVRTC's fast-compile level, used until the optimized form is ready):
 // kernels may then take a shorter path that gives the same bits (the look-back's one window).

@@ -445,20 +445,16 @@ fn setup<'a>(
         done: gpu.counter(counter::DONE),
         ..Default::default()
     };
+    let words = c.params.iter().chain(init).copied();
     let consts = if c.params.len() + k <= WORDS {
-        for (w, &v) in params.words.0.iter_mut().zip(c.params.iter().chain(init)) {
+        for (w, v) in params.words.0.iter_mut().zip(words) {
             *w = v;
         }
         Buffer::new(gpu, 0)?
     } else {
-        let words: Vec<u8> = c
-            .params
-            .iter()
-            .chain(init)
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        let consts = Buffer::new(gpu, words.len())?;
-        gpu.write(&consts, &words)?;
+        let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
+        let consts = Buffer::new(gpu, bytes.len())?;
+        gpu.write(&consts, &bytes)?;
         params.consts = consts.ptr();
         consts
     };

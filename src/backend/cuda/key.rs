@@ -93,8 +93,9 @@ macro_rules! families {
             pub fn all_params() -> &'static str {
                 static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
                 P.get_or_init(|| {
-                    // Once each: families may share a parameter struct.
-                    let mut s = String::new();
+                    // Once each: families may share a parameter struct. (`ds::Words` first:
+                    // a field type of some.)
+                    let mut s = super::launch::Words::cpp();
                     $(
                         let p = <<$key as Template>::Params as KernelParams>::cpp();
                         if !s.contains(&p) {

@@ -38,14 +38,24 @@ impl CppType for u32 {
     const CPP: &'static str = "u32";
 }
 
-/// Constants passed by value in a parameter struct (`ds::Words`, kernels/prelude.cuh): at most
-/// `WORDS`, else a kernel reads them from device memory.
+/// Constants passed by value in a parameter struct: at most `WORDS`, else a kernel reads them
+/// from device memory. Its C++ twin `ds::Words` and `ds::WORDS` are printed from these
+/// (`Words::cpp`), before the parameter structs.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Words(pub [u64; WORDS]);
 
 /// The words of `Words` (`ds::WORDS`).
 pub(crate) const WORDS: usize = 32;
+
+impl Words {
+    /// The C++ twin: `ds::WORDS` and `ds::Words`.
+    pub fn cpp() -> String {
+        format!(
+            "namespace ds {{ constexpr int WORDS = {WORDS}; struct Words {{ u64 w[WORDS]; }}; }}\n"
+        )
+    }
+}
 
 impl Default for Words {
     fn default() -> Words {
