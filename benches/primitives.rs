@@ -245,6 +245,10 @@ fn main() -> Result<()> {
             b.run("segmented_scan_add_f64", lg, 16.0, || {
                 dbl.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
+            // No peer line: the i64 twin of the f64 line (the peer's by-key scan is of f64).
+            b.run("segmented_scan_add_i64", lg, 16.0, || {
+                wide.segmented_inclusive_scan(&flags, Op::Add).map(drop)
+            })?;
             let perm = keys.argsort::<u32>()?;
             b.run("gather_f64", lg, 20.0, || dbl.gather(&perm).map(drop))?;
             b.run("sort_u64", lg, 16.0, || k64.sort().map(drop))?;

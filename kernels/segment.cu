@@ -378,7 +378,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     segscan_take<true, STAGED, Op, F, BLOCK>(s, flags, n, tb, stage, raw, heads, valid, a);
   else
     segscan_take<false, STAGED, Op, F, BLOCK>(s, flags, n, tb, stage, raw, heads, valid, a);
-  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](const V& total) {
+  // At 64 registers (4 blocks) the prefixes wait packed (PackedPrefixes).
+  tile_scan_with<BLOCK, R, true, (MINB >= 4)>(a, f, F::neutral(), [&](const V& total) {
     const V tail = TAIL ? s_tail.fold(tb, f) : F::neutral();
     if (!tail.f)
       return tile_prefix(status, p.tiles, tile, p.epoch, total, F::neutral(), f, F::neutral());

@@ -5,6 +5,7 @@ use super::key::{HeadFlagsKey, SegReduceKey, SegScanKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::reduce::reduce;
+use super::source;
 use super::tuning;
 use crate::backend::Init;
 use crate::error::Result;
@@ -94,8 +95,12 @@ impl Template for HeadFlagsKey {
     }
 }
 
-fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool) -> SegScanKey {
-    let (sh, minb) = tuning::segscan(ty.size(), n);
+/// The key of a segmented scan of `n` values of `ty`, `computed` in registers (a lazy source
+/// that is not one column: `source::computed`) or not. Floats, and integer sums and products,
+/// fit 64 registers a thread (`tuning::segscan`).
+fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> SegScanKey {
+    let fits_64 = ty.is_float() || matches!(op, Op::Add | Op::Mul);
+    let (sh, minb) = tuning::segscan(ty.size(), n, computed, fits_64);
     SegScanKey {
         op,
         block: sh.block,
@@ -126,7 +131,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
     }
     let vec = tuning::vec(size);
     // The tiles follow the shape the instance is compiled for.
-    let key = scan_key(src.ty(), n, op, init.is_some());
+    let key = scan_key(src.ty(), n, op, init.is_some(), source::computed(src));
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -341,7 +346,7 @@ pub(crate) mod check {
         for s in lazy_values {
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(s.ty, LARGE, Op::Add, false).into(),
+                family: scan_key(s.ty, LARGE, Op::Add, false, s.shape.is_some()).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, s.avec)],
             });
         }
@@ -364,7 +369,7 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ScalarType::F32, LARGE, Op::Add, true).into(),
+                family: scan_key(ScalarType::F32, LARGE, Op::Add, true, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -383,7 +388,7 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(ty, LARGE, op, exclusive).into(),
+                        family: scan_key(ty, LARGE, op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
@@ -409,14 +414,14 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ty, LARGE, Op::Max, false).into(),
+                family: scan_key(ty, LARGE, Op::Max, false, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });
             if tuning::seg(size, 1).rounds != tuning::seg(size, LARGE).rounds {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(ty, 1, Op::Add, exclusive).into(),
+                        family: scan_key(ty, 1, Op::Add, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }

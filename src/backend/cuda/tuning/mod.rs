@@ -260,12 +260,24 @@ pub(crate) const SEG_SMALL: usize = 2 << 20;
 /// `segscan_rounds8` and `segscan_minb8`, are gone). 4-byte values run 2 blocks (8 rounds, up to
 /// 128 registers): at 3 ptxas spilled 4-72 bytes a thread (f32 most), and segmented_scan_add_i32 at
 /// 2^28 took 0.811-0.814 ms against 0.818-0.835 (runs 202-203); f64's 8 x 3 spilled 4-8 bytes (none
-/// since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run 202). (`DEVSEQ_TUNE` knobs
-/// `seg_rounds`, `seg_minb`, `segscan_minb4`.)
-pub(crate) fn segscan(size: usize, n: usize) -> (Shape, u32) {
+/// since 2026-11-27) but 2 blocks took 1.94-1.95 ms against 1.58 (run 202). Stored 8-byte
+/// floats, and stored 8-byte integers' sums and products (`fits_64`), now take 4 blocks (64
+/// registers), where the prefixes' head flags wait packed in one mask through the look-back
+/// (kernels/block/scan.cuh, `PackedPrefixes`; unpacked, the f64 instances spilled 20-32 bytes a
+/// thread at 4). On an H200 (2026-11-28, runs 331-335, ms at 2^20 / 2^24 / 2^28, three
+/// alternations in run 335) segmented_scan_add_f64 took 0.0145-0.0159 / 0.1032-0.1049 /
+/// 1.3475-1.3501 at 4 against 0.0137-0.0158 / 0.1105-0.1121 / 1.4177-1.4234 at 3 (2 blocks:
+/// 0.128-0.130 / 1.81-1.83 at 2^24 / 2^28, run 331), and segmented_scan_add_i64 0.0143-0.0158 /
+/// 0.0974-0.0986 / 1.2794-1.2804 against 0.0140-0.0156 / 0.1057-0.1066 / 1.3304-1.3327, with 4-8
+/// bytes a thread spilled in the integer sums (ptxas). Integer minima, maxima and bitwise
+/// operators keep 3 (at 4 they spilled 4-72 bytes, not measured), and so do computed values
+/// (lazy sources: 24-184 bytes at 4). (`DEVSEQ_TUNE` knobs `seg_rounds`, `seg_minb`,
+/// `segscan_minb4`, `segscan_minb8`.)
+pub(crate) fn segscan(size: usize, n: usize, computed: bool, fits_64: bool) -> (Shape, u32) {
     let sh = seg(size, n);
     match size {
         4 => (sh, knob("segscan_minb4", 2)),
+        8 if !computed && fits_64 => (sh, knob("segscan_minb8", 4)),
         _ => (sh, register_min_blocks()),
     }
 }
