@@ -96,8 +96,8 @@ impl Template for HeadFlagsKey {
 }
 
 /// The key of a segmented scan of `n` values of `ty`, `computed` in registers (a lazy source
-/// that is not one column: `source::computed`) or not. Floats, and integer sums and products,
-/// fit 64 registers a thread (`tuning::segscan`).
+/// that is not one column: `source::computed`) or not. Stored 8-byte floats, and stored 8-byte
+/// integers' sums and products, take 64 registers a thread (`tuning::segscan`).
 fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> SegScanKey {
     let fits_64 = ty.is_float() || matches!(op, Op::Add | Op::Mul);
     let (sh, minb) = tuning::segscan(ty.size(), n, computed, fits_64);

@@ -517,11 +517,12 @@ pub(crate) fn merge_items(size: usize) -> u32 {
 /// blocks hide one's loads behind the other's ranking; 18 is the most for which two tiles'
 /// shared memory fits a multiprocessor (2 x 108 KB of 228) and ptxas spills nothing at their 80
 /// registers (once signed keys' sign flip moved into the digits: `sort_bits` in sort.cu).
-/// Not measured on an H100 (its 2^28 ratio was 1.10 with 28 and one block, run 282-283). Keys alone gained nothing from larger tiles (u32: 26 or 28 a
-/// thread 5.10-5.20 against 5.09-5.13; u64: 24 15.80-15.87 against 15.61-15.71), nor did
-/// streaming loads of the buffers (`ld.global.cs`: 10.07-10.11 with values) or storing all
-/// keys before all values. `sort::pass_key` takes fewer keys a
-/// thread where a GPU's block has less shared memory than the tile needs.
+/// Not measured on an H100 (its 2^28 ratio was 1.10 with 28 and one block, run 282-283). Keys
+/// alone gained nothing from larger tiles (u32: 26 or 28 a thread 5.10-5.20 against 5.09-5.13;
+/// u64: 24 15.80-15.87 against 15.61-15.71), nor did streaming loads of the buffers
+/// (`ld.global.cs`: 10.07-10.11 with values) or storing all keys before all values.
+/// `sort::pass_key` takes fewer keys a thread where a GPU's block has less shared memory than
+/// the tile needs.
 ///
 /// Keys alone: 23 a thread, as CUB (odd: the threads' strides through shared memory meet no
 /// bank conflicts), on an H100 (runs 87-88, each in its own process, two alternations):
