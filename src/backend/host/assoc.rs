@@ -40,10 +40,10 @@ fn join(c: &Combiner, a: Option<Vec<Val>>, b: Vec<Val>, scratch: &mut [Val]) -> 
     }
 }
 
-/// Each chunk's total, in order.
-fn totals(srcs: &[Source], c: &Combiner) -> Result<Vec<Vec<Val>>> {
+/// The totals of the first `chunks` chunks, in order.
+fn totals(srcs: &[Source], c: &Combiner, chunks: usize) -> Result<Vec<Vec<Val>>> {
     let n = srcs[0].len;
-    (0..n.div_ceil(CHUNK))
+    (0..chunks)
         .into_par_iter()
         .map(|ch| {
             let r = ch * CHUNK..n.min((ch + 1) * CHUNK);
@@ -64,7 +64,7 @@ fn totals(srcs: &[Source], c: &Combiner) -> Result<Vec<Vec<Val>>> {
 pub(crate) fn reduce(srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
     let mut s = c.scratch();
     let mut acc: Option<Vec<Val>> = None;
-    for t in totals(srcs, c)? {
+    for t in totals(srcs, c, srcs[0].len.div_ceil(CHUNK))? {
         acc = Some(join(c, acc, t, &mut s));
     }
     Ok(acc.unwrap_or_default().iter().map(|v| v.bits()).collect())
@@ -86,9 +86,15 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
         ScanMode::Exclusive(_) => Some(init.clone()),
         _ => None,
     };
-    for t in totals(srcs, c)? {
+    // The last chunk's total is no chunk's prefix: not folded (for inputs of one chunk, half the
+    // combines).
+    let chunks = n.div_ceil(CHUNK);
+    for t in totals(srcs, c, chunks.saturating_sub(1))? {
         prefixes.push(acc.clone());
         acc = Some(join(c, acc, t, &mut s));
+    }
+    if chunks > 0 {
+        prefixes.push(acc);
     }
     let k = c.stored;
     let head = |x: &[Val]| c.segmented && x[x.len() - 1].bits() != 0;
