@@ -88,12 +88,12 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
     };
     // The last chunk's total is no chunk's prefix: not folded (for inputs of one chunk, half the
     // combines).
-    let chunks = n.div_ceil(CHUNK);
-    for t in totals(srcs, c, chunks.saturating_sub(1))? {
+    let n_chunks = n.div_ceil(CHUNK);
+    for t in totals(srcs, c, n_chunks.saturating_sub(1))? {
         prefixes.push(acc.clone());
         acc = Some(join(c, acc, t, &mut s));
     }
-    if chunks > 0 {
+    if n_chunks > 0 {
         prefixes.push(acc);
     }
     let k = c.stored;
