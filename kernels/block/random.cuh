@@ -54,6 +54,24 @@ template <class T> DS_DEV f32 uniform32(u32 x) {
 }
 DS_DEV f64 uniform64(u64 x) { return (f64)(x >> 11) * (1.0 / 9007199254740992.0); }
 
+// Box-Muller: the normal of the uniforms of `x` and `y` (the cosine's, or the sine's where
+// `odd`). Outlined in the quick form: sin, cos and log inlined in every item of a tile are most
+// of a kernel's code.
+DS_OUTLINE f64 normal64(u64 x, u64 y, bool odd) {
+  const f64 u1 = 1.0 - uniform64(x);
+  const f64 u2 = uniform64(y);
+  const f64 r = sqrt(-2.0 * log(u1));
+  const f64 a = u2 * 6.283185307179586;
+  return r * (odd ? sin(a) : cos(a));
+}
+template <class T> DS_OUTLINE f32 normal32(u32 x, u32 y, bool odd) {
+  const f32 u1 = 1.0f - uniform32<T>(x);
+  const f32 u2 = uniform32<T>(y);
+  const f32 r = sqrtf(-2.0f * logf(u1));
+  const f32 a = u2 * 6.28318548f;
+  return r * (odd ? sinf(a) : cosf(a));
+}
+
 // Elements of one Philox block: 2 for 8-byte bits and uniforms and for f64 normals, else 4.
 template <class T, int KIND> struct random_traits {
   static constexpr int PER_BLOCK = sizeof(T) == 8 ? 2 : 4;
@@ -73,18 +91,10 @@ template <class T, int KIND> DS_DEV compute_t<T> random_of(const u32 (&w)[4], u6
     // Box-Muller on the pair of uniforms (2j, 2j + 1) of j = e / 2; odd e takes the sine.
     const bool odd = (e & 1) != 0;
     if constexpr (same<T, f64>::value) {
-      const f64 u1 = 1.0 - uniform64((u64)w[0] | (u64)w[1] << 32);
-      const f64 u2 = uniform64((u64)w[2] | (u64)w[3] << 32);
-      const f64 r = sqrt(-2.0 * log(u1));
-      const f64 a = u2 * 6.283185307179586;
-      return r * (odd ? sin(a) : cos(a));
+      return normal64((u64)w[0] | (u64)w[1] << 32, (u64)w[2] | (u64)w[3] << 32, odd);
     } else {
       const int p = m & 2;
-      const f32 u1 = 1.0f - uniform32<T>(w[p]);
-      const f32 u2 = uniform32<T>(w[p + 1]);
-      const f32 r = sqrtf(-2.0f * logf(u1));
-      const f32 a = u2 * 6.28318548f;
-      return r * (odd ? sinf(a) : cosf(a));
+      return normal32<T>(w[p], w[p + 1], odd);
     }
   }
 }

@@ -176,6 +176,17 @@ impl Graph {
             Kind::Column(_) | Kind::Param(_) | Kind::Arg(_) | Kind::Random(..)
         )
     }
+
+    /// Whether a node calls a transcendental function of the math library (exp, ln, sin, cos,
+    /// tanh, pow): the code that dominates a kernel's compile where it is copied into every
+    /// item, so the quick form calls the element function rather than inlining it.
+    pub fn calls_math(&self) -> bool {
+        self.nodes.iter().any(|n| match n.kind {
+            Kind::Unary(u, _) => matches!(u, Un::Exp | Un::Ln | Un::Sin | Un::Cos | Un::Tanh),
+            Kind::Binary(b, _, _) => b == Bin::Pow,
+            _ => false,
+        })
+    }
 }
 
 /// Builds a graph node by node, sharing equal nodes (a value used twice is computed once).

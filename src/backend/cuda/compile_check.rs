@@ -305,10 +305,14 @@ fn kernels_compile() {
         .map(|(_, x)| x)
         .collect();
     let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
-    let compile = |key, name| timed(name, || jit::compile_for("sm_90", key, info));
+    let compile = |key, name: &str, hash: u32| {
+        timed(&format!("{name} [{hash:08x}]"), || {
+            jit::compile_for("sm_90", key, info)
+        })
+    };
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(|(key, name, hash)| match compile(key, name) {
+        .filter_map(|(key, name, hash)| match compile(key, name, *hash) {
             Ok((image, log)) => {
                 if let Some(d) = &dump {
                     let file: String = name
