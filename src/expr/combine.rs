@@ -6,7 +6,7 @@
 //! A combiner holds no constant values (they are `params` beside its graph), so two closures
 //! that differ only in their constants share one compiled kernel, as map closures do.
 
-use super::eval::{Val, canonical, eval};
+use super::eval::{Lanes, Val, by_lane, canonical, eval, eval_block, fill_lane};
 use super::graph::{Bin, Builder, Cmp, Kind, Node};
 use super::{Traced, trace};
 use crate::error::Result;
@@ -323,6 +323,57 @@ impl Combiner {
     /// Scratch for `apply`.
     pub fn scratch(&self) -> Vec<Val> {
         vec![Val::U8(0); self.nodes.len()]
+    }
+
+    /// `a ⊕ b` for many pairs of items at once, node by node (`eval_block`): items as lanes of
+    /// their components (`a[j]`: component j of each left item, all of `a` and `b` of one
+    /// length), the results into `out` (a lane a component, of `item_lanes`; cleared first).
+    /// `lanes` is `block_lanes`. Each result is the one `apply` gives its pair.
+    pub fn apply_block(
+        &self,
+        a: &[Lanes],
+        b: &[Lanes],
+        lanes: &mut [Lanes],
+        canon: bool,
+        out: &mut [Lanes],
+    ) {
+        let len = a.first().map_or(0, Lanes::len);
+        out.iter_mut().for_each(Lanes::clear);
+        if self.nodes.is_empty() {
+            for (o, x) in out.iter_mut().zip(a) {
+                o.push_strided(x, 0, 1, len);
+            }
+            return;
+        }
+        let k = self.types.len();
+        eval_block(&self.nodes, len, lanes, |n, lane| match n.kind {
+            Kind::Arg(j) if (j as usize) < k => lane.push_strided(&a[j as usize], 0, 1, len),
+            Kind::Arg(j) => lane.push_strided(&b[j as usize - k], 0, 1, len),
+            _ => {
+                // A constant (a combiner's only other leaf).
+                let v = match n.kind {
+                    Kind::Param(p) => Val::from_compute_bits(n.ty, self.params[p as usize]),
+                    _ => Val::from_compute_bits(n.ty, 0),
+                };
+                by_lane!(&*lane, fill_lane(lane, v, len))
+            }
+        });
+        for (o, &r) in out.iter_mut().zip(&self.outs) {
+            o.push_strided(&lanes[r as usize], 0, 1, len);
+            if canon && !matches!(self.nodes[r as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
+                o.canonicalize();
+            }
+        }
+    }
+
+    /// Scratch for `apply_block`: a lane a node, room for `len` values.
+    pub fn block_lanes(&self, len: usize) -> Vec<Lanes> {
+        self.nodes.iter().map(|n| Lanes::new(n.ty, len)).collect()
+    }
+
+    /// Lanes for items: one a component (of its compute type), room for `len` values.
+    pub fn item_lanes(&self, len: usize) -> Vec<Lanes> {
+        self.types.iter().map(|&t| Lanes::new(t, len)).collect()
     }
 }
 

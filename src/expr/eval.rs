@@ -69,6 +69,49 @@ macro_rules! compute_types {
                 }
             }
 
+            /// The number of values.
+            pub fn len(&self) -> usize {
+                match self {
+                    $(Lanes::$V(v) => v.len(),)*
+                }
+            }
+
+            /// Appends values `start`, `start + step`, … of `src` (`count` of them), a lane of
+            /// this one's type.
+            pub fn push_strided(&mut self, src: &Lanes, start: usize, step: usize, count: usize) {
+                match (self, src) {
+                    $((Lanes::$V(d), Lanes::$V(s)) => {
+                        if step == 1 {
+                            d.extend_from_slice(&s[start..start + count]);
+                        } else {
+                            d.extend((0..count).map(|k| s[start + k * step]));
+                        }
+                    })*
+                    _ => debug_assert!(false, "lanes of two types"),
+                }
+            }
+
+            /// Sets values `start`, `start + step`, … to those of `src` in order, a lane of this
+            /// one's type (this one long enough).
+            pub fn set_strided(&mut self, src: &Lanes, start: usize, step: usize) {
+                match (self, src) {
+                    $((Lanes::$V(d), Lanes::$V(s)) => {
+                        for (k, &x) in s.iter().enumerate() {
+                            d[start + k * step] = x;
+                        }
+                    })*
+                    _ => debug_assert!(false, "lanes of two types"),
+                }
+            }
+
+            /// Sets value `j` to `v`, a value of the lane's type.
+            pub fn set(&mut self, j: usize, v: Val) {
+                match (self, v) {
+                    $((Lanes::$V(d), Val::$V(x)) => d[j] = x,)*
+                    _ => debug_assert!(false, "a value of another type than its lane's"),
+                }
+            }
+
             /// Value `j`.
             pub fn get(&self, j: usize) -> Val {
                 match self {
@@ -106,6 +149,23 @@ compute_types!(
     F32(f32),
     F64(f64)
 );
+
+impl Lanes {
+    /// Each float NaN made the canonical one (as `canonical` does a value).
+    pub fn canonicalize(&mut self) {
+        match self {
+            Lanes::F32(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f32::NAN),
+            Lanes::F64(v) => v
+                .iter_mut()
+                .filter(|x| x.is_nan())
+                .for_each(|x| *x = f64::NAN),
+            _ => {}
+        }
+    }
+}
 
 impl Val {
     /// The value of compute type `ty.compute()` whose bits are `bits`.
