@@ -1717,3 +1717,59 @@ fn constants_on_both_sides_of_the_by_value_limit() {
         }
     }
 }
+
+/// f16 and bf16 items are combined in f32 and rounded once where stored: pairs (sum, max) of
+/// small whole numbers on inputs long enough for every path (the host's runs side by side and
+/// the items after them, several chunks; the GPU's tiles). f32 holds every sum exactly, so each
+/// result is the exact one rounded once, whatever the grouping.
+fn half_pairs_round_once<X: T>() {
+    type P<X> = (devseq::Expr<X>, devseq::Expr<X>);
+    let f = |(a, p): P<X>, (b, q): P<X>| (a + b, p.max(q));
+    let o = |a: (f64, f64), b: (f64, f64)| (a.0 + b.0, a.1.max(b.1));
+    let mut r = Rng::new("half_pairs_round_once");
+    for n in [1usize, 31, 33, 1023, 1025, 16383, 16385, 70_001] {
+        let xs: Vec<(f64, f64)> = (0..n)
+            .map(|_| {
+                let v = r.below(3) as f64;
+                (v, v)
+            })
+            .collect();
+        let fl: Vec<u8> = (0..n).map(|_| (r.below(40) == 0) as u8).collect();
+        let s = upload(&xs.iter().map(|x| X::from_acc_f(x.0)).collect::<Vec<X>>())
+            .map(|x| (x, x))
+            .unwrap();
+        let fs = upload(&fl);
+        let check = |got: Vec<(X, X)>, want: Vec<(f64, f64)>, what: &str| {
+            assert_eq!(got.len(), want.len(), "{what}, n = {n}: length");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let ok = X::same(g.0, X::from_acc_f(w.0)) && X::same(g.1, X::from_acc_f(w.1));
+                assert!(
+                    ok,
+                    "{what}, n = {n}, item {i}: got {g:?}, want {w:?} rounded"
+                );
+            }
+        };
+        let init = (X::from_acc_f(1.0), X::from_acc_f(0.0));
+        let got = s
+            .reduce_with(f)
+            .unwrap()
+            .map(|g| vec![g])
+            .unwrap_or_default();
+        let want: Vec<(f64, f64)> = o_reduce(&xs, o).into_iter().collect();
+        check(got, want, "reduce_with");
+        let got = s.inclusive_scan_with(f).unwrap().to_vec().unwrap();
+        check(got, o_incl(&xs, o), "inclusive_scan_with");
+        let got = s.exclusive_scan_with(init, f).unwrap().to_vec().unwrap();
+        check(got, o_excl(&xs, (1.0, 0.0), o), "exclusive_scan_with");
+        let got = s.segmented_inclusive_scan_with(&fs, f).unwrap();
+        check(
+            got.to_vec().unwrap(),
+            o_seg_incl(&xs, &fl, o),
+            "segmented inclusive",
+        );
+        let got = s.segmented_exclusive_scan_with(&fs, init, f).unwrap();
+        let want = o_seg_excl(&xs, &fl, (1.0, 0.0), o);
+        check(got.to_vec().unwrap(), want, "segmented exclusive");
+    }
+}
+crate::for_each_type!(half_pairs, half_pairs_round_once, [f16, bf16, f32]);
