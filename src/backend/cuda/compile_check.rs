@@ -7,9 +7,9 @@
 //! `ds_segscan<ds::Col<i32`) or whose source text has that hash (the dumped files' suffix), or
 //! those of any of several such texts separated by `|`; `DEVSEQ_PTXAS_INFO=1` prints ptxas'
 //! registers and spills of each, and fails on any spill. For compile-time surveys:
-//! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time, `DEVSEQ_COMPILE_SAMPLE=k`
-//! keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the quick form (`jit.rs`) and
-//! `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
+//! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time (and its source's hash),
+//! `DEVSEQ_COMPILE_SAMPLE=k` keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the
+//! quick form (`jit.rs`) and `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
 
 use super::key::KernelKey;
 use super::source::SourceKey;
