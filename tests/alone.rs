@@ -687,7 +687,8 @@ fn children(role: &str, n: usize, dir: &std::path::Path) -> Vec<String> {
             let err = String::from_utf8_lossy(&out.stderr).into_owned();
             assert!(
                 out.status.success(),
-                "child {i} ({role}) failed: {}\n{err}",
+                "child {i} ({role}) failed ({}): {}\n{err}",
+                out.status,
                 String::from_utf8_lossy(&out.stdout)
             );
             err
