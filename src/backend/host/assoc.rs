@@ -14,10 +14,11 @@ use crate::item::{Element, ScalarType};
 use crate::source::{Column, Source};
 use rayon::prelude::*;
 
-/// Runs a chunk is cut into at most, and items a run holds at least: side by side, the runs
-/// share each node's walk (about 16 nodes' worth of work a walk at the least); the runs' totals
-/// are then folded one by one, so there are few of them.
+/// Runs a chunk is cut into, at most: each walk of the combiner's nodes combines that many items
+/// at once, and the runs' totals are then folded one by one (a walk each), so they stay few.
 const RUNS: usize = 128;
+/// Items a run holds, at least: each run costs two one-by-one combines (its total folded, its
+/// prefix made), paid back over its items.
 const RUN_MIN: usize = 8;
 
 /// How `m` items are cut: `w` runs of `s` items, side by side, then the `m - w * s` items after
