@@ -346,7 +346,7 @@ pub(crate) mod check {
         for s in lazy_values {
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(s.ty, LARGE, Op::Add, false, s.shape.is_some()).into(),
+                family: scan_key(s.ty, LARGE, Op::Add, false, s.computed()).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, s.avec)],
             });
         }
