@@ -346,17 +346,18 @@ impl Combiner {
             return;
         }
         let k = self.types.len();
-        eval_block(&self.nodes, len, lanes, |n, lane| match n.kind {
-            Kind::Arg(j) if (j as usize) < k => lane.push_strided(&a[j as usize], 0, 1, len),
-            Kind::Arg(j) => lane.push_strided(&b[j as usize - k], 0, 1, len),
-            _ => {
-                // A constant (a combiner's only other leaf).
-                let v = match n.kind {
-                    Kind::Param(p) => Val::from_compute_bits(n.ty, self.params[p as usize]),
-                    _ => Val::from_compute_bits(n.ty, 0),
-                };
-                by_lane!(&*lane, fill_lane(lane, v, len))
-            }
+        eval_block(&self.nodes, len, lanes, |n, lane| {
+            let bits = match n.kind {
+                Kind::Arg(j) if (j as usize) < k => {
+                    return lane.push_strided(&a[j as usize], 0, 1, len);
+                }
+                Kind::Arg(j) => return lane.push_strided(&b[j as usize - k], 0, 1, len),
+                Kind::Param(p) => self.params[p as usize],
+                // A combiner has no other leaves.
+                _ => 0,
+            };
+            let v = Val::from_compute_bits(n.ty, bits);
+            by_lane!(&*lane, fill_lane(lane, v, len))
         });
         for (o, &r) in out.iter_mut().zip(&self.outs) {
             o.push_strided(&lanes[r as usize], 0, 1, len);

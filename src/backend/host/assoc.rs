@@ -59,6 +59,11 @@ fn item_into(cols: &[Lanes], i: usize, x: &mut Vec<Val>) {
     x.extend(cols.iter().map(|c| c.get(i)));
 }
 
+/// Item `i` of `cols` set to `x`.
+fn set_item(cols: &mut [Lanes], i: usize, x: &[Val]) {
+    cols.iter_mut().zip(x).for_each(|(c, &v)| c.set(i, v));
+}
+
 /// One-by-one combination (`Combiner::apply_into`) with its buffers.
 struct OneByOne<'c> {
     c: &'c Combiner,
@@ -190,11 +195,12 @@ fn scan_chunk(
     for i in w * s..m {
         item_into(cols, i, &mut x);
         // The exclusive output is the prefix before the item, the inclusive one after it.
-        let before = prefix.clone();
+        if exclusive && let Some(p) = &prefix {
+            set_item(&mut out, i, p);
+        }
         one.push(&mut prefix, &x);
-        let written = if exclusive { &before } else { &prefix };
-        if let Some(p) = written {
-            out.iter_mut().zip(p).for_each(|(o, &v)| o.set(i, v));
+        if !exclusive && let Some(p) = &prefix {
+            set_item(&mut out, i, p);
         }
     }
     out
@@ -239,13 +245,13 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
             let mut out = scan_chunk(c, &cols, m, prefix, exclusive);
             // The exclusive scan's output is `init` where no item comes before (the first item
             // of a scan without a prefix) and, segmented, at each segment's head.
-            if exclusive {
+            if exclusive && first && m > 0 {
+                set_item(&mut out, 0, &init);
+            }
+            if exclusive && c.segmented {
                 let flags = &cols[cols.len() - 1];
-                for i in 0..m {
-                    let head = c.segmented && flags.get(i).bits() != 0;
-                    if head || (i == 0 && first) {
-                        out.iter_mut().zip(&init).for_each(|(o, &v)| o.set(i, v));
-                    }
+                for i in (0..m).filter(|&i| flags.get(i).bits() != 0) {
+                    set_item(&mut out, i, &init);
                 }
             }
             out.truncate(k);
