@@ -20,6 +20,15 @@ struct f16 { u16 bits; };
 struct bf16 { u16 bits; };
 
 #define DS_DEV __device__ __forceinline__
+// A function that the quick form (`DS_QUICK`, below) calls where the optimized form inlines it:
+// for large bodies (the math library's transcendental functions) that a kernel would otherwise
+// copy into every item of every load path. The same bits (the compiler contracts no
+// multiply-add, `--fmad=false`), far less code for the quick compile.
+#ifdef DS_QUICK
+#define DS_OUTLINE __device__ __noinline__
+#else
+#define DS_OUTLINE DS_DEV
+#endif
 
 namespace ds {
 
@@ -31,20 +40,6 @@ constexpr bool QUICK = true;
 #else
 constexpr bool QUICK = false;
 #endif
-
-}  // namespace ds
-
-// A function that the quick form calls where the optimized form inlines it: for large bodies
-// (the math library's transcendental functions) that a kernel would otherwise copy into every
-// item of every load path. The same bits (the compiler contracts no multiply-add, `--fmad=false`),
-// far less code for the quick compile.
-#ifdef DS_QUICK
-#define DS_OUTLINE __device__ __noinline__
-#else
-#define DS_OUTLINE DS_DEV
-#endif
-
-namespace ds {
 
 template <class A, class B> struct same { static constexpr bool value = false; };
 template <class A> struct same<A, A> { static constexpr bool value = true; };
