@@ -282,8 +282,11 @@ extern "C" fn end_background_compiles() {
 /// whose quick forms all came from the disk cache and that exited 40 to 120 ms into its first
 /// background compiles crashed in `nvrtcCompileProgram` every time, on an H100 and an H200,
 /// runs 268-271: NVRTC 13.0 registered 12 handlers in the first compile of a process and 4
-/// more some 45 ms into the first compile of a real kernel; hence the prime and the keeper.)
-/// Closing twice is harmless.
+/// more some 45 ms into the first compile of a real kernel; hence the prime and the keeper.
+/// Those 4 come from NVRTC's optimizer, which the prime skipped where NVRTC's own cache held
+/// the empty kernel; with the keeper alone, one child in some 300 of the exit test still
+/// crashed, on an H200, run 338. The prime now bypasses that cache: see
+/// `prime_nvrtc`.) Closing twice is harmless.
 fn register_exit_hook(after: Hook) {
     static HOOKS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
     if HOOKS[after as usize].fetch_add(1, Ordering::Relaxed) < 64 {
@@ -299,33 +302,64 @@ fn add_exit_hook() {
 }
 
 /// NVRTC's start, once a process, in the caller's thread: a compile of an empty kernel (20 to
-/// 40 ms), then the exit hook. NVRTC registers most of its lazily made exit handlers during a
-/// process's first compile (12 on an H200's host, 14 on a build machine, NVRTC 13.0), so this
-/// takes them out of the first background compiles (see `register_exit_hook`). `Gpu::new` runs
-/// it beside the creation of its context (about 110 ms) and waits for it. Without an
-/// architecture the kernel compiles to PTX for NVRTC's default one, which every version has.
+/// 40 ms), then the exit hook. NVRTC registers its lazily made exit handlers during a
+/// process's first compile that runs its optimizer and code generator (16 of them, NVRTC 13.0,
+/// on an H200's host and on a build machine), so this takes them out of the background compiles
+/// (see `register_exit_hook`). The compile bypasses NVRTC's own cache (`nvrtc_takes_no_cache`):
+/// from that cache (NVRTC 12.9 and later keep compiled results in the driver's compute cache
+/// where a driver is installed), the empty kernel skipped the optimizer, and 4 of the 16
+/// handlers came in the first compile of a real kernel instead (on an H200's host, in every
+/// process but the first on a machine). `Gpu::new` runs it beside the creation of its context
+/// (about 110 ms) and waits for it. Without an architecture the kernel compiles to PTX for
+/// NVRTC's default one, which every version has.
 pub(crate) fn prime_nvrtc() {
     static PRIMED: std::sync::Once = std::sync::Once::new();
     PRIMED.call_once(|| {
         let t0 = Instant::now();
-        let options = ["-std=c++17".to_string()];
-        let target = Target::Ptx(String::new());
-        let r = compile(
-            "extern \"C\" __global__ void ds_prime() {}",
-            "ds_prime",
-            &options,
-            &target,
-        );
+        let r = if nvrtc_takes_no_cache() {
+            Ok(())
+        } else {
+            compile_empty(false)
+        };
         register_exit_hook(Hook::Compile);
         if log_enabled() {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             match r {
-                Ok(_) => eprintln!("devseq: NVRTC started in {ms:.1} ms"),
+                Ok(()) => eprintln!("devseq: NVRTC started in {ms:.1} ms"),
                 Err(e) => eprintln!("devseq: NVRTC's first compile failed in {ms:.1} ms ({e})"),
             }
         }
     });
 }
+
+/// Whether NVRTC takes `--no-cache` (13.0 does; versions before 12.9 have no cache to
+/// bypass), learned by compiling an empty kernel with it, once a process. Every devseq compile
+/// then bypasses NVRTC's cache: devseq keeps its own disk cache of the optimized and quick
+/// forms, so NVRTC's would only hold second copies in the driver's compute cache (shared with
+/// other programs' PTX, and evicted by size), and every compile follows the prime's path.
+fn nvrtc_takes_no_cache() -> bool {
+    static TAKES: OnceLock<bool> = OnceLock::new();
+    *TAKES.get_or_init(|| compile_empty(true).is_ok())
+}
+
+/// NVRTC's compile of an empty kernel to PTX, bypassing its cache where `no_cache`.
+fn compile_empty(no_cache: bool) -> Result<()> {
+    let mut options = vec!["-std=c++17".to_string()];
+    if no_cache {
+        options.push(NO_CACHE.to_string());
+    }
+    let target = Target::Ptx(String::new());
+    compile(
+        "extern \"C\" __global__ void ds_prime() {}",
+        "ds_prime",
+        &options,
+        &target,
+    )
+    .map(|_| ())
+}
+
+/// NVRTC's option to neither read nor write its cache.
+const NO_CACHE: &str = "--no-cache";
 
 /// Registrations of the exit hook by the keepers (`Background::keep`), and their limit: 16 s of
 /// background compiles a process (at exit, each runs the hook again: two locks taken and
@@ -872,13 +906,17 @@ pub(crate) fn compile_for(
 
 /// NVRTC's options for `arch`.
 fn options(arch: &str) -> Vec<String> {
-    vec![
+    let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".to_string(),
         // No fused multiply-add contraction: host and GPU round the same way.
         "--fmad=false".to_string(),
         "-DNDEBUG".to_string(),
-    ]
+    ];
+    if nvrtc_takes_no_cache() {
+        o.push(NO_CACHE.to_string());
+    }
+    o
 }
 
 /// The quick form's options for `arch`: the same, with NVRTC's fast-compile level `mid` (a
