@@ -177,17 +177,25 @@ impl Graph {
         )
     }
 
-    /// Whether a node calls a transcendental function of the math library (exp, ln, sin, cos,
-    /// tanh, pow): the code that dominates a kernel's compile where it is copied into every
-    /// item, so the quick form calls the element function rather than inlining it.
-    pub fn calls_math(&self) -> bool {
-        self.nodes.iter().any(|n| match n.kind {
-            Kind::Unary(u, _) => matches!(u, Un::Exp | Un::Ln | Un::Sin | Un::Cos | Un::Tanh),
-            Kind::Binary(b, _, _) => b == Bin::Pow,
-            _ => false,
-        })
+    /// Whether the element function's code would dominate a kernel's compile where it is
+    /// copied into every item of every load path, so that the quick form calls it rather than
+    /// inlining it: where a node calls a transcendental function of the math library (exp, ln,
+    /// sin, cos, tanh, pow), or where the graph has more than `HEAVY_NODES` nodes.
+    pub fn heavy(&self) -> bool {
+        self.nodes.len() > HEAVY_NODES
+            || self.nodes.iter().any(|n| match n.kind {
+                Kind::Unary(u, _) => {
+                    matches!(u, Un::Exp | Un::Ln | Un::Sin | Un::Cos | Un::Tanh)
+                }
+                Kind::Binary(b, _, _) => b == Bin::Pow,
+                _ => false,
+            })
     }
 }
+
+/// Nodes above which an element function is `Graph::heavy` whatever it computes (a closure's
+/// arithmetic is a few to a few dozen nodes; an expression built in a loop can be hundreds).
+const HEAVY_NODES: usize = 64;
 
 /// Builds a graph node by node, sharing equal nodes (a value used twice is computed once).
 /// `Param` nodes are never equal to one another (each has its own number), so the constants
@@ -306,5 +314,33 @@ mod tests {
             assert_eq!(b.add(n), i);
         }
         assert_eq!(b.nodes.len(), 3 * SCAN + 1);
+    }
+
+    /// A chain of additions is heavy past `HEAVY_NODES` nodes, and one exponential at once.
+    #[test]
+    fn heavy_by_size_or_by_math() {
+        let chain = |len: usize, exp: bool| {
+            let mut nodes = vec![Node {
+                ty: ScalarType::F32,
+                kind: Kind::Index,
+            }];
+            while nodes.len() < len {
+                let last = nodes.len() as u32 - 1;
+                nodes.push(Node {
+                    ty: ScalarType::F32,
+                    kind: if exp && nodes.len() == 1 {
+                        Kind::Unary(Un::Exp, last)
+                    } else {
+                        Kind::Binary(Bin::Add, last, 0)
+                    },
+                });
+            }
+            let out = nodes.len() as u32 - 1;
+            Graph { nodes, out }
+        };
+        assert!(!chain(1, false).heavy());
+        assert!(!chain(HEAVY_NODES, false).heavy());
+        assert!(chain(HEAVY_NODES + 1, false).heavy());
+        assert!(chain(2, true).heavy());
     }
 }

@@ -357,12 +357,8 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         args.push(format!("const {} r{q}", ctype(ty)));
     }
     args.push("const u64 row".into());
-    // The element function: outlined in the quick form where it calls the math library.
-    let inline = if g.calls_math() {
-        "DS_OUTLINE"
-    } else {
-        "DS_DEV"
-    };
+    // The element function: outlined in the quick form where its code is heavy.
+    let inline = if g.heavy() { "DS_OUTLINE" } else { "DS_DEV" };
     let _ = writeln!(s, "  {inline} T f({}) const {{", args.join(", "));
     let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
         Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
