@@ -317,16 +317,18 @@ pub(crate) fn prime_nvrtc() {
     static PRIMED: std::sync::Once = std::sync::Once::new();
     PRIMED.call_once(|| {
         let t0 = Instant::now();
-        let r = if nvrtc_takes_no_cache() {
-            Ok(())
-        } else {
-            compile_empty(false)
-        };
+        let bypass = nvrtc_takes_no_cache();
+        let r = if bypass { Ok(()) } else { compile_empty(false) };
         register_exit_hook(Hook::Compile);
         if log_enabled() {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
+            let cache = if bypass {
+                "its own cache bypassed"
+            } else {
+                "it does not take --no-cache: its own cache is used"
+            };
             match r {
-                Ok(()) => eprintln!("devseq: NVRTC started in {ms:.1} ms"),
+                Ok(()) => eprintln!("devseq: NVRTC started in {ms:.1} ms ({cache})"),
                 Err(e) => eprintln!("devseq: NVRTC's first compile failed in {ms:.1} ms ({e})"),
             }
         }
