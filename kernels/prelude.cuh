@@ -259,29 +259,19 @@ template <class C> DS_DEV C neg(C a) {
 // same quotient and remainder: the GPU has no divider, and the 64-bit routine costs several
 // times the 32-bit one (row numbers of a sequence, `i % cols`, are the common case).
 template <class C> DS_DEV bool narrow_operands(C a, C b) {
-  if constexpr (sizeof(C) == 8) return (((u64)a | (u64)b) >> 32) == 0;
-  else return false;
+  static_assert(sizeof(C) == 8, "64-bit operands");
+  return (((u64)a | (u64)b) >> 32) == 0;
 }
-// The quotient and remainder of integers, past the special cases of `div` and `rem`. For 8-byte
-// ones the quick form calls them rather than inlining them: with the 64-bit routine (the GPU has
-// no divider) and the 32-bit one beside it, they were most of the code of a long expression.
-template <class C> DS_DEV C quotient_inline(C a, C b) {
+// The quotient and remainder of 8-byte integers, past the special cases of `div` and `rem`: the
+// quick form calls them rather than inlining them (with the 64-bit routine, the GPU having no
+// divider, and the 32-bit one beside it, they were most of the code of a long expression).
+template <class C> DS_OUTLINE C wide_quotient(C a, C b) {
   if (narrow_operands(a, b)) return (C)((u32)a / (u32)b);
   return (C)(a / b);
 }
-template <class C> DS_DEV C remainder_inline(C a, C b) {
+template <class C> DS_OUTLINE C wide_remainder(C a, C b) {
   if (narrow_operands(a, b)) return (C)((u32)a % (u32)b);
   return (C)(a % b);
-}
-template <class C> DS_OUTLINE C quotient_call(C a, C b) { return quotient_inline(a, b); }
-template <class C> DS_OUTLINE C remainder_call(C a, C b) { return remainder_inline(a, b); }
-template <class C> DS_DEV C quotient(C a, C b) {
-  if constexpr (sizeof(C) == 8) return quotient_call(a, b);
-  else return quotient_inline(a, b);
-}
-template <class C> DS_DEV C remainder(C a, C b) {
-  if constexpr (sizeof(C) == 8) return remainder_call(a, b);
-  else return remainder_inline(a, b);
 }
 // Integer division by zero gives 0; MIN / -1 wraps to MIN.
 template <class C> DS_DEV C div(C a, C b) {
@@ -291,7 +281,8 @@ template <class C> DS_DEV C div(C a, C b) {
     if constexpr (traits<C>::is_signed) {
       if (a == traits<C>::min() && b == (C)(-1)) return a;
     }
-    return quotient(a, b);
+    if constexpr (sizeof(C) == 8) return wide_quotient(a, b);
+    else return (C)(a / b);
   }
 }
 // Integer remainder by zero gives the dividend; MIN % -1 is 0.
@@ -300,7 +291,8 @@ template <class C> DS_DEV C rem(C a, C b) {
   if constexpr (traits<C>::is_signed) {
     if (b == (C)(-1)) return (C)0;
   }
-  return remainder(a, b);
+  if constexpr (sizeof(C) == 8) return wide_remainder(a, b);
+  else return (C)(a % b);
 }
 template <class C> DS_DEV C bit_and(C a, C b) { return (C)(a & b); }
 template <class C> DS_DEV C bit_or(C a, C b) { return (C)(a | b); }
