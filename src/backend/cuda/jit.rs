@@ -305,8 +305,8 @@ fn add_exit_hook() {
 /// 75 ms), then the exit hook. NVRTC registers its lazily made exit handlers during a
 /// process's first compile that runs its optimizer and code generator (NVRTC 13.0: 16 on an
 /// H200's host, 11 of the C++ library and 5 of NVRTC's; 14 on a build machine), so this takes
-/// them out of the background compiles
-/// (see `register_exit_hook`). The compile bypasses NVRTC's own cache (`nvrtc_takes_no_cache`):
+/// them out of the background compiles (see `register_exit_hook`). The compile bypasses
+/// NVRTC's own cache (`nvrtc_takes_no_cache`):
 /// from that cache (NVRTC 12.9 and later keep compiled results in the driver's compute cache
 /// where a driver is installed), the empty kernel skipped the optimizer, and 4 of the 16
 /// handlers came in the first compile of a real kernel instead (on an H200's host, in every
