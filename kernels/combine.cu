@@ -25,26 +25,44 @@ template <int R, int VEC> DS_DEV u32 item_bit(int r, int j) {
   return 1u << (r * VEC + j);
 }
 
+// What comes before a tile of runs: the deterministic look-back over the tiles before it
+// (`LookBack`, ds_combine_runs), or nothing where the tile is the only one (`OneTile`,
+// ds_combine_tile, which so needs no status words). Either gives the tile's prefix from its
+// total, F's neutral for the first tile: the same combinations, bit for bit.
+struct LookBack {
+  Slot* status;
+  u32 tiles, tile, epoch;
+  template <class V, class F> DS_DEV V operator()(const V& total, const F& f) const {
+    return tile_prefix(status, tiles, tile, epoch, total, F::neutral(), f, F::neutral());
+  }
+};
+struct OneTile {
+  static constexpr u32 tile = 0;
+  template <class V, class F> DS_DEV V operator()(const V&, const F&) const { return F::neutral(); }
+};
+
 // a[r] becomes the combination (by F, from F's neutral) of everything before the thread's
-// first item of round r: tile_scan_rounds over the thread's folded rounds.
-template <int BLOCK, int R, int VEC, class F, class C>
+// first item of round r: the tile scan over the thread's folded rounds, `prev` the prefix of
+// the tiles before.
+template <int BLOCK, int R, int VEC, class F, class C, class Prev>
 DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], const F& f,
-                       Slot* status, u32 tiles, u32 tile, u32 epoch) {
+                       const Prev& prev) {
+  typedef typename F::V V;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     a[r] = F::make(v[r][0], heads & item_bit<R, VEC>(r, 0));
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], F::make(v[r][j], heads & item_bit<R, VEC>(r, j)));
   }
-  tile_scan_rounds<BLOCK, R>(a, f, F::neutral(), F::neutral(), status, tiles, tile, epoch);
+  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](const V& total) { return prev(total, f); });
 }
 
 // The runs of one tile of sorted pairs (indices `keys`, values `vals`: device or shared
-// memory), as ds_combine_runs describes; `err` the sort's error word. P: the kernel's
-// parameters (out, n, mail, flag, counter, status, base, epoch, tiles).
-template <class B, class I, class Op, int BLOCK, int R, class P>
+// memory), as ds_combine_runs describes; `err` the sort's error word, `prev` the tile's number
+// and what comes before it. P: the kernel's parameters (out, n, mail, flag).
+template <class B, class I, class Op, int BLOCK, int R, class P, class Prev>
 DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
-                         const typename B::T* __restrict__ vals, u64 err) {
+                         const typename B::T* __restrict__ vals, u64 err, const Prev& prev) {
   typedef typename B::T T;
   typedef wide_t<T> C;
   typedef SegCombine<Op, C> F;
@@ -52,7 +70,7 @@ DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
   constexpr int VEC = 16 / sizeof(T);
   const F f{};
   const u64 n = p.n;
-  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
+  const u32 tile = prev.tile;
   const u64 tb = (u64)tile * (BLOCK * R * VEC);
   const bool bad = err != 0;
   T raw[R][VEC];
@@ -75,7 +93,7 @@ DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
         lasts |= item_bit<R, VEC>(r, j);
     }
   V a[R];
-  seg_prefix<BLOCK, R, VEC>(v, heads, a, f, (Slot*)p.status, p.tiles, tile, p.epoch);
+  seg_prefix<BLOCK, R, VEC>(v, heads, a, f, prev);
   // Each run's combination, in place; then the last element of each run writes
   // out[slot] = run op bases[slot]. Its slot is read again (keeping the tile's indices in
   // registers through the scan spilled), all of the thread's at once, then the base values,
@@ -121,16 +139,18 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const B bases, const CombineParams p) {
   using namespace ds;
   typedef typename B::T T;
+  const LookBack prev{(Slot*)p.status, p.tiles, next_tile<BLOCK>((u32*)p.counter, p.base),
+                      p.epoch};
   combine_tile<B, I, Op, BLOCK, R>(bases, p, (const I*)p.keys, (const T*)p.vals,
-                                   *(const u64*)p.err);
+                                   *(const u64*)p.err, prev);
 }
 
 // scatter_combine of one tile (n <= BLOCK * R * VEC pairs) in one launch: the block sorts the
 // (index, value) pairs (sources `is`, `vs`) stably by index in shared memory (sort_tile_block,
 // on the index bits below p.len's bit length: the digits p.lo.., p.passes of them, the
 // indices checked against p.len), then combines the runs from there as ds_combine_runs does
-// from the sort's buffers (the same tile, so the same combinations, bit for bit), copying the
-// base first where p.copy is nonzero. Dynamic shared memory: sort_tile_block's.
+// from the sort's buffers (the same tile, so the same combinations, bit for bit; being the only
+// tile, it has no look-back), copying the base first where p.copy is nonzero. Dynamic shared memory: sort_tile_block's.
 template <class IS, class VS, class B, class Op, int BLOCK, int R>
 __global__ void __launch_bounds__(BLOCK, 1)
     ds_combine_tile(const IS is, const VS vs, const B bases, const CombineTileParams p) {
@@ -159,5 +179,5 @@ __global__ void __launch_bounds__(BLOCK, 1)
   T* s_vals = reinterpret_cast<T*>(tile_values_smem<BLOCK, ITEMS, U>(ds_dyn));
   store_sorted_tile<I, 1>(key, val, (u32)p.n, s_keys, s_vals);
   __syncthreads();
-  combine_tile<B, I, Op, BLOCK, R>(bases, p, s_keys, s_vals, err);
+  combine_tile<B, I, Op, BLOCK, R>(bases, p, s_keys, s_vals, err, OneTile{});
 }

@@ -37,17 +37,13 @@ kernel_params!(
 
 kernel_params!(
     /// `ds_combine_tile`'s parameters: as `CombineParams` for the runs (the sorted pairs in
-    /// the block's shared memory), and the sort's digits (`lo`, `passes`) and bounds (`len`).
+    /// the block's shared memory; one tile, so no look-back's words), and the sort's digits
+    /// (`lo`, `passes`) and bounds (`len`).
     CombineTileParams {
         out: Ptr,
         n: u64,
         mail: Ptr,
         flag: Ptr,
-        counter: Ptr,
-        status: Ptr,
-        base: u32,
-        epoch: u32,
-        tiles: u32,
         lo: u32,
         passes: u32,
         copy: u64,
@@ -180,21 +176,21 @@ fn combine_tile(
     let smem = tile_smem(key.block, items, idx.ty().size(), Some(size));
     let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
     let m = gpu.mailbox()?;
-    gpu.launch_single_pass(&k, 1, key.block, smem, |p| CombineTileParams {
-        out: out.ptr(),
-        n: n as u64,
-        mail: m.word,
-        flag: m.slot,
-        counter: p.counter,
-        status: p.status,
-        base: p.base,
-        epoch: p.epoch,
-        tiles: 1,
-        lo,
-        passes,
-        copy: if copy { len as u64 } else { 0 },
-        len: len as u64,
-    })?;
+    k.launch(
+        1,
+        key.block,
+        smem,
+        &CombineTileParams {
+            out: out.ptr(),
+            n: n as u64,
+            mail: m.word,
+            flag: m.slot,
+            lo,
+            passes,
+            copy: if copy { len as u64 } else { 0 },
+            len: len as u64,
+        },
+    )?;
     // An index out of range is reported by the first use of `out` (the kernel wrote nothing).
     Ok(BoundsCheck::guard(gpu, out, m.keep()?, idx, len))
 }
