@@ -139,10 +139,10 @@ __global__ void __launch_bounds__(BLOCK, MINB)
     ds_combine_runs(const B bases, const CombineParams p) {
   using namespace ds;
   typedef typename B::T T;
+  const u64 err = *(const u64*)p.err;
   const LookBack prev{(Slot*)p.status, p.tiles, next_tile<BLOCK>((u32*)p.counter, p.base),
                       p.epoch};
-  combine_tile<B, I, Op, BLOCK, R>(bases, p, (const I*)p.keys, (const T*)p.vals,
-                                   *(const u64*)p.err, prev);
+  combine_tile<B, I, Op, BLOCK, R>(bases, p, (const I*)p.keys, (const T*)p.vals, err, prev);
 }
 
 // scatter_combine of one tile (n <= BLOCK * R * VEC pairs) in one launch: the block sorts the
