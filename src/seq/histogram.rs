@@ -18,8 +18,8 @@ impl<T: Element> DeviceSeq<T> {
     ///
     /// # Errors
     ///
-    /// `Error::InvalidArgument` where `bins == 0` or `!(lo < hi)`; `Error::OutOfMemory`;
-    /// `Error::Cuda`.
+    /// `Error::InvalidArgument` where `bins == 0`, `bins > 2^56` or `!(lo < hi)`;
+    /// `Error::OutOfMemory` (the counts, on either backend); `Error::Cuda`.
     ///
     /// # Examples
     ///
@@ -38,11 +38,13 @@ impl<T: Element> DeviceSeq<T> {
     }
 }
 
-/// `InvalidArgument` unless there are bins and `lo < hi` (a histogram's arguments).
+/// `InvalidArgument` unless there are bins (at most as many as a sequence's elements) and
+/// `lo < hi` (a histogram's arguments).
 pub(crate) fn histogram_args<T: Element>(bins: usize, lo: T, hi: T) -> Result<()> {
     if bins == 0 {
         return Err(Error::InvalidArgument("histogram with 0 bins".into()));
     }
+    super::lazy_len(bins)?;
     if lo.to_compute().partial_cmp(&hi.to_compute()) != Some(std::cmp::Ordering::Less) {
         return Err(Error::InvalidArgument(format!(
             "histogram range [{lo:?}, {hi:?}) is empty"

@@ -98,6 +98,22 @@ fn length(expected: usize, actual: usize) -> Result<()> {
     }
 }
 
+/// The longest sequence: 2^56 elements. Lazy sequences (`sequence`, `filled`, the random ones)
+/// may name lengths no memory holds, and every length a sequence is made with is checked
+/// against this, so that sizes in bytes (a length times at most 32 bytes an item, and the
+/// sums of two lengths that a merge makes) never overflow.
+pub(crate) const MAX_LEN: usize = 1 << 56;
+
+/// `len`, or `Err(InvalidArgument)` where it is more than a sequence may hold (`MAX_LEN`).
+pub(crate) fn lazy_len(len: usize) -> Result<usize> {
+    if len > MAX_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "a sequence of {len} elements is longer than the 2^56 a sequence may hold"
+        )));
+    }
+    Ok(len)
+}
+
 /// `Err(InvalidArgument)` where indices of `idx_bytes` bytes cannot address `len` elements.
 fn index_width(idx_bytes: usize, len: usize) -> Result<()> {
     if idx_bytes == 4 && len as u64 > 1 << 32 {
@@ -177,7 +193,7 @@ impl<T: Item> DeviceSeq<T> {
     ///
     /// # Errors
     ///
-    /// None today; the `Result` leaves room for devices that must allocate.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -188,6 +204,7 @@ impl<T: Item> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn filled(dev: &Device, value: T, len: usize) -> Result<Self> {
+        let len = lazy_len(len)?;
         let bits = value.item_bits();
         let comps = T::TYPES
             .iter()
@@ -352,7 +369,7 @@ impl<T: Element> DeviceSeq<T> {
     ///
     /// # Errors
     ///
-    /// None today; the `Result` leaves room for devices that must allocate.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -364,6 +381,9 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sequence(dev: &Device, len: usize) -> Result<Self> {
-        Ok(Self::from_source(dev, Source::sequence(T::TYPE, len)))
+        Ok(Self::from_source(
+            dev,
+            Source::sequence(T::TYPE, lazy_len(len)?),
+        ))
     }
 }

@@ -1,7 +1,7 @@
 //! Counter-based random sequences (Philox4x32-10): lazy, like `sequence`, and the same bits on
 //! every device. The definitions are in src/random.rs.
 
-use super::DeviceSeq;
+use super::{DeviceSeq, lazy_len};
 use crate::device::Device;
 use crate::error::Result;
 use crate::item::{Element, Float};
@@ -20,7 +20,7 @@ impl DeviceSeq<u32> {
     ///
     /// # Errors
     ///
-    /// None today; the `Result` leaves room for devices that must allocate.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -36,7 +36,7 @@ impl DeviceSeq<u32> {
     pub fn random_bits(dev: &Device, len: usize, seed: u64) -> Result<Self> {
         Ok(Self::from_source(
             dev,
-            Source::random(Rand::Bits, u32::TYPE, seed, len),
+            Source::random(Rand::Bits, u32::TYPE, seed, lazy_len(len)?),
         ))
     }
 }
@@ -48,7 +48,7 @@ impl DeviceSeq<u64> {
     ///
     /// # Errors
     ///
-    /// None today.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -62,7 +62,7 @@ impl DeviceSeq<u64> {
     pub fn random_bits(dev: &Device, len: usize, seed: u64) -> Result<Self> {
         Ok(Self::from_source(
             dev,
-            Source::random(Rand::Bits, u64::TYPE, seed, len),
+            Source::random(Rand::Bits, u64::TYPE, seed, lazy_len(len)?),
         ))
     }
 }
@@ -76,7 +76,7 @@ impl<F: Float> DeviceSeq<F> {
     ///
     /// # Errors
     ///
-    /// None today.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -92,7 +92,7 @@ impl<F: Float> DeviceSeq<F> {
     pub fn random_uniform(dev: &Device, len: usize, seed: u64) -> Result<Self> {
         Ok(Self::from_source(
             dev,
-            Source::random(Rand::Uniform, F::TYPE, seed, len),
+            Source::random(Rand::Uniform, F::TYPE, seed, lazy_len(len)?),
         ))
     }
 
@@ -104,7 +104,7 @@ impl<F: Float> DeviceSeq<F> {
     ///
     /// # Errors
     ///
-    /// None today.
+    /// `Error::InvalidArgument` where `len` is more than 2^56 (the longest sequence).
     ///
     /// # Examples
     ///
@@ -121,7 +121,7 @@ impl<F: Float> DeviceSeq<F> {
     pub fn random_normal(dev: &Device, len: usize, seed: u64) -> Result<Self> {
         Ok(Self::from_source(
             dev,
-            Source::random(Rand::Normal, F::TYPE, seed, len),
+            Source::random(Rand::Normal, F::TYPE, seed, lazy_len(len)?),
         ))
     }
 }

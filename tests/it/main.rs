@@ -19,6 +19,7 @@ mod interop;
 mod items;
 mod large;
 mod lazy;
+mod limits;
 mod map;
 mod neighbours;
 mod props;

@@ -1,8 +1,10 @@
 //! `histogram` on the host, with the bin formula of the GPU kernel.
 
 use super::HostSrc;
+use crate::error::{Error, Result};
 use crate::item::{Element, ScalarType};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bin of x in [lo, hi) of `bins`, or None (outside, or NaN).
 pub(crate) fn bin_of<T: Element>(x: T, bins: u64, lo: T, hi: T) -> Option<u64> {
@@ -51,9 +53,34 @@ fn f32_of(bits: u64) -> f32 {
     f32::from_bits(bits as u32)
 }
 
-pub(crate) fn histogram<T: Element>(s: &HostSrc<'_, T>, bins: usize, lo: T, hi: T) -> Vec<u64> {
+/// Bins up to which each of rayon's tasks counts into its own vector (at most 512 KiB a task);
+/// more are counted into one vector of atomic counters, so that memory does not grow with
+/// the tasks (the counts are the same either way).
+const PRIVATE_BINS: usize = 1 << 16;
+
+pub(crate) fn histogram<T: Element>(
+    s: &HostSrc<'_, T>,
+    bins: usize,
+    lo: T,
+    hi: T,
+) -> Result<Vec<u64>> {
     let b = bins as u64;
-    (0..s.chunks())
+    if bins > PRIVATE_BINS {
+        let mut counts: Vec<AtomicU64> = Vec::new();
+        counts
+            .try_reserve_exact(bins)
+            .map_err(|_| Error::OutOfMemory { bytes: bins * 8 })?;
+        counts.resize_with(bins, || AtomicU64::new(0));
+        (0..s.chunks()).into_par_iter().for_each(|c| {
+            for &x in s.chunk(c).iter() {
+                if let Some(k) = bin_of(x, b, lo, hi) {
+                    counts[k as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        return Ok(counts.into_iter().map(AtomicU64::into_inner).collect());
+    }
+    Ok((0..s.chunks())
         .into_par_iter()
         .fold(
             || vec![0u64; bins],
@@ -74,5 +101,5 @@ pub(crate) fn histogram<T: Element>(s: &HostSrc<'_, T>, bins: usize, lo: T, hi: 
                 }
                 a
             },
-        )
+        ))
 }

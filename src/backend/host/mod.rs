@@ -610,7 +610,7 @@ impl Backend for HostBackend {
     fn histogram(&self, src: &Source, bins: usize, lo: u64, hi: u64) -> Result<Column> {
         with_type!(src.ty(), T => {
             let (lo, hi) = (T::from_compute_bits(lo), T::from_compute_bits(hi));
-            column(histogram::histogram(&HostSrc::<T>::new(src)?, bins, lo, hi))
+            column(histogram::histogram(&HostSrc::<T>::new(src)?, bins, lo, hi)?)
         })
     }
 }
