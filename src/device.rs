@@ -121,11 +121,31 @@ impl Device {
     }
 
     /// Whether this is a GPU.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::Device;
+    /// assert!(!Device::host().is_cuda());
+    /// if let Ok(gpu) = Device::cuda(0) {
+    ///     assert!(gpu.is_cuda());
+    /// }
+    /// ```
     pub fn is_cuda(&self) -> bool {
         self.backend.is_cuda()
     }
 
     /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"` or `"host (16 threads)"`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::Device;
+    /// let dev = Device::auto()?;
+    /// assert!(!dev.name().is_empty());
+    /// assert_eq!(format!("{dev:?}"), format!("Device({})", dev.name()));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn name(&self) -> String {
         self.backend.name()
     }
@@ -136,6 +156,17 @@ impl Device {
     ///
     /// `Error::Cuda` where queued work failed. (A `gather` or `scatter` with a bad index
     /// reports it to the uses of its result, not here.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 1000)?.map(|x| x * 3)?.copy()?; // queued
+    /// dev.synchronize()?; // waits for it (returns at once on the host)
+    /// assert_eq!(xs.to_vec()?[999], 2997);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.backend.synchronize()
     }
@@ -195,6 +226,17 @@ impl Device {
     /// # Errors
     ///
     /// `Error::Cuda` from the driver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::Device;
+    /// let dev = Device::auto()?;
+    /// let (total, free) = dev.memory()?;
+    /// assert!(free <= total);
+    /// assert_eq!(Device::host().memory()?, (0, 0));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn memory(&self) -> Result<(usize, usize)> {
         self.backend.memory()
     }
@@ -242,12 +284,36 @@ impl Device {
 
     /// Starts a new high-water mark for [`peak_memory_in_use`](Self::peak_memory_in_use) at
     /// the memory in use now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let big = DeviceSeq::from_slice(&dev, &vec![0u8; 1 << 20])?;
+    /// assert!(dev.peak_memory_in_use() >= 1 << 20);
+    /// drop(big);
+    /// dev.reset_peak_memory();
+    /// assert_eq!(dev.peak_memory_in_use(), dev.memory_in_use());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn reset_peak_memory(&self) {
         self.backend.reset_peak_memory()
     }
 
     /// Whether `self` and `other` are the same device (clones of one `Device`, or both the
     /// host).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::Device;
+    /// let dev = Device::auto()?;
+    /// assert!(dev.same(&dev.clone()));
+    /// assert!(Device::host().same(&Device::host()));
+    /// assert_eq!(dev.same(&Device::host()), !dev.is_cuda());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn same(&self, other: &Device) -> bool {
         Arc::ptr_eq(&self.backend, &other.backend)
     }

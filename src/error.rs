@@ -10,6 +10,23 @@ use std::fmt;
 ///
 /// A call that returns an `Err` leaves every sequence it was given as it was: no input is
 /// changed and no partial result is returned.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Error};
+/// let dev = Device::auto()?;
+/// let a = DeviceSeq::from_slice(&dev, &[1u32, 2, 3])?;
+/// let b = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0])?;
+/// match DeviceSeq::zip(&a, &b) {
+///     Err(Error::LengthMismatch { expected, actual }) => assert_eq!((expected, actual), (3, 2)),
+///     other => panic!("expected a length mismatch, got {other:?}"),
+/// }
+/// let e = DeviceSeq::zip(&a, &b).unwrap_err();
+/// assert_eq!(e.to_string(), "length mismatch: expected 3, got 2");
+/// assert_eq!(a.to_vec()?, [1, 2, 3]); // the inputs are unchanged
+/// # Ok::<(), devseq::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
@@ -88,4 +105,15 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// `Result<T, devseq::Error>`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Op, Result};
+/// fn sum_of_squares(dev: &Device, xs: &[i64]) -> Result<i64> {
+///     DeviceSeq::from_slice(dev, xs)?.map(|x| x * x)?.reduce(Op::Add)
+/// }
+/// assert_eq!(sum_of_squares(&Device::auto()?, &[1, 2, 3])?, 14);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;

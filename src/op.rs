@@ -49,6 +49,17 @@ pub enum Op {
 
 impl Op {
     /// All seven operators, in declaration order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[6u8, 3, 5])?;
+    /// let all: Vec<u8> = Op::ALL.iter().map(|&op| xs.reduce(op)).collect::<Result<_, _>>()?;
+    /// assert_eq!(all, [14, 90, 3, 6, 0, 7, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub const ALL: [Op; 7] = [
         Op::Add,
         Op::Mul,
@@ -60,6 +71,20 @@ impl Op {
     ];
 
     /// Whether this is one of the bitwise operators, which apply to integer types only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Error, Op};
+    /// let dev = Device::auto()?;
+    /// assert_eq!(Op::ALL.iter().filter(|op| op.is_bitwise()).count(), 3);
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0])?;
+    /// for op in Op::ALL {
+    ///     let r = xs.reduce(op);
+    ///     assert_eq!(op.is_bitwise(), matches!(r, Err(Error::UnsupportedOp { .. })));
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn is_bitwise(self) -> bool {
         matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor)
     }
@@ -69,6 +94,20 @@ impl Op {
     /// # Errors
     ///
     /// `Error::UnsupportedOp` for a bitwise operator on a float type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Error, Op};
+    /// assert_eq!(Op::Add.identity::<i32>()?, 0);
+    /// assert_eq!(Op::Mul.identity::<f64>()?, 1.0);
+    /// assert_eq!(Op::Max.identity::<f32>()?, f32::NEG_INFINITY);
+    /// assert_eq!(Op::BitAnd.identity::<u16>()?, 0xffff);
+    /// assert!(matches!(Op::BitOr.identity::<f32>(), Err(Error::UnsupportedOp { .. })));
+    /// let empty = DeviceSeq::<u64>::from_slice(&Device::auto()?, &[])?;
+    /// assert_eq!(empty.reduce(Op::Min)?, Op::Min.identity::<u64>()?);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn identity<T: Element>(self) -> Result<T> {
         self.check::<T>()?;
         Ok(T::from_compute(self.identity_of::<T::Compute>()))

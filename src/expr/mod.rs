@@ -161,6 +161,22 @@ pub(crate) fn trace<R: Exprs>(
 }
 
 /// Something that can be the operand of an `Expr<T>` operation: an `Expr<T>` or a plain `T`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Expr, IntoExpr};
+/// // A helper whose bounds may be `Expr`s or plain values, as the built-in operations' operands.
+/// fn clamp(x: Expr<f32>, lo: impl IntoExpr<f32>, hi: impl IntoExpr<f32>) -> Expr<f32> {
+///     x.max(lo).min(hi)
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[-2.0f32, 0.5, 3.0])?;
+/// let ys = DeviceSeq::from_slice(&dev, &[1.0f32, 1.0, 2.0])?;
+/// assert_eq!(xs.map(|x| clamp(x, 0.0, 1.0))?.to_vec()?, [0.0, 0.5, 1.0]);
+/// assert_eq!(xs.zip_map(&ys, |x, y| clamp(x, -y, y))?.to_vec()?, [-1.0, 0.5, 2.0]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait IntoExpr<T: Element> {
     #[doc(hidden)]
     fn into_expr(self, graph: u32) -> Expr<T>;
@@ -226,51 +242,169 @@ impl<T: Element> Expr<T> {
     /// `Expr` is needed, as in `Expr::select(c, Expr::constant(0), x)`. Constants are passed to
     /// the kernel when it runs, not compiled into it: `xs.map(|x| x * k)` compiles once for
     /// every `k`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Expr};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[5i32, -3, 8])?;
+    /// // A tuple component that is no operation's operand needs an `Expr`.
+    /// let counted = xs.map(|x| (x, Expr::constant(1u32)))?;
+    /// assert_eq!(counted.to_vec()?, [(5, 1), (-3, 1), (8, 1)]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn constant(value: T) -> Self {
         value.into_expr(current_graph())
     }
 
     /// The smaller of the two; for floats a NaN operand is ignored unless both are NaN.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 5, -7])?;
+    /// assert_eq!(xs.map(|x| x.min(2))?.to_vec()?, [1, 2, -7]);
+    /// let fs = DeviceSeq::from_slice(&dev, &[f32::NAN, 3.0])?;
+    /// assert_eq!(fs.map(|x| x.min(2.0))?.to_vec()?, [2.0, 2.0]); // the NaN is ignored
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn min(self, other: impl IntoExpr<T>) -> Self {
         self.binary(Bin::Min, other)
     }
 
     /// The larger of the two; for floats a NaN operand is ignored unless both are NaN.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let a = DeviceSeq::from_slice(&dev, &[1u8, 9, 4])?;
+    /// let b = DeviceSeq::from_slice(&dev, &[3u8, 2, 4])?;
+    /// assert_eq!(a.zip_map(&b, |x, y| x.max(y))?.to_vec()?, [3, 9, 4]);
+    /// let fs = DeviceSeq::from_slice(&dev, &[f32::NAN, -1.0])?;
+    /// assert_eq!(fs.map(|x| x.max(0.0))?.to_vec()?, [0.0, 0.0]); // the NaN is ignored
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn max(self, other: impl IntoExpr<T>) -> Self {
         self.binary(Bin::Max, other)
     }
 
     /// `self == other` as 1 or 0 (IEEE comparison for floats: NaN is unequal to everything).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0, 3.0, f32::NAN])?;
+    /// assert_eq!(xs.map(|x| x.eq(2.0))?.to_vec()?, [0, 1, 0, 0]);
+    /// assert_eq!(xs.map(|x| x.eq(x))?.to_vec()?, [1, 1, 1, 0]); // NaN != NaN
+    /// // All six comparisons against 2, as 1 or 0:
+    /// let cmp = xs.map(|x| (x.lt(2.0), x.le(2.0), x.gt(2.0), x.ge(2.0)))?;
+    /// assert_eq!(cmp.to_vec()?, [(1, 1, 0, 0), (0, 1, 0, 1), (0, 0, 1, 1), (0, 0, 0, 0)]);
+    /// assert_eq!(xs.map(|x| x.ne(2.0))?.to_vec()?, [1, 0, 1, 1]);
+    /// // Counting the elements below 2.5:
+    /// assert_eq!(xs.map(|x| x.lt(2.5).cast::<u32>())?.reduce(Op::Add)?, 2);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn eq(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Eq, other)
     }
 
     /// `self != other` as 1 or 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f64, f64::NAN])?;
+    /// assert_eq!(xs.map(|x| x.ne(x))?.to_vec()?, [0, 1]); // only NaN differs from itself
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn ne(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Ne, other)
     }
 
     /// `self < other` as 1 or 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
+    /// assert_eq!(xs.map(|x| x.lt(2))?.to_vec()?, [1, 0, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn lt(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Lt, other)
     }
 
     /// `self <= other` as 1 or 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
+    /// assert_eq!(xs.map(|x| x.le(2))?.to_vec()?, [1, 1, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn le(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Le, other)
     }
 
     /// `self > other` as 1 or 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let a = DeviceSeq::from_slice(&dev, &[1u16, 5, 3])?;
+    /// let b = DeviceSeq::from_slice(&dev, &[2u16, 4, 3])?;
+    /// assert_eq!(a.zip_map(&b, |x, y| x.gt(y))?.to_vec()?, [0, 1, 0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn gt(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Gt, other)
     }
 
     /// `self >= other` as 1 or 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
+    /// assert_eq!(xs.map(|x| x.ge(2))?.to_vec()?, [0, 1, 1]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn ge(self, other: impl IntoExpr<T>) -> Expr<u8> {
         self.compare(Cmp::Ge, other)
     }
 
     /// `if cond != 0 { if_nonzero } else { if_zero }`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Expr};
+    /// let dev = Device::auto()?;
+    /// let mask = DeviceSeq::from_slice(&dev, &[0u8, 1, 7])?; // any nonzero value selects
+    /// let xs = DeviceSeq::from_slice(&dev, &[10i64, 20, 30])?;
+    /// assert_eq!(mask.zip_map(&xs, |m, x| Expr::select(m, x, -1))?.to_vec()?, [-1, 20, 30]);
+    /// let ys = xs.map(|x| Expr::select(x.gt(15), x / 10, x * 10))?;
+    /// assert_eq!(ys.to_vec()?, [100, 2, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn select(cond: Expr<u8>, if_nonzero: impl IntoExpr<T>, if_zero: impl IntoExpr<T>) -> Self {
         let a = if_nonzero.into_expr(cond.graph);
         let b = if_zero.into_expr(cond.graph);
@@ -281,6 +415,19 @@ impl<T: Element> Expr<T> {
     /// Conversion with Rust's `as` semantics: integers wrap or extend, float to integer
     /// saturates (NaN gives 0), conversions to floats round to nearest-even (to `f16`/`bf16`
     /// through `f32`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let fs = DeviceSeq::from_slice(&dev, &[2.7f32, -1.5, f32::NAN, 1e10])?;
+    /// assert_eq!(fs.map(|x| x.cast::<i32>())?.to_vec()?, [2, -1, 0, i32::MAX]);
+    /// let is = DeviceSeq::from_slice(&dev, &[-1i32, 300])?;
+    /// assert_eq!(is.map(|x| x.cast::<u8>())?.to_vec()?, [255, 44]); // wraps
+    /// assert_eq!(is.map(|x| x.cast::<f64>() * 0.5)?.to_vec()?, [-0.5, 150.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn cast<U: Element>(self) -> Expr<U> {
         Expr::node(self.graph, Kind::Cast(self.id))
     }
@@ -326,46 +473,188 @@ impl<T: Element> Expr<T> {
 
 impl<T: Float> Expr<T> {
     /// `|x|`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[-1.5f32, 0.0, 2.0])?;
+    /// assert_eq!(xs.map(|x| x.abs())?.to_vec()?, [1.5, 0.0, 2.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn abs(self) -> Self {
         self.unary(Un::Abs)
     }
     /// The square root (correctly rounded on both backends).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[4.0f32, 2.0, 0.25])?;
+    /// assert_eq!(xs.map(|x| x.sqrt())?.to_vec()?, [2.0, 2.0f32.sqrt(), 0.5]); // exact
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn sqrt(self) -> Self {
         self.unary(Un::Sqrt)
     }
     /// `e^x`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[0.0f64, 1.0, -1.0])?;
+    /// let got = xs.map(|x| x.exp())?.to_vec()?;
+    /// let want = [1.0, std::f64::consts::E, 1.0 / std::f64::consts::E];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn exp(self) -> Self {
         self.unary(Un::Exp)
     }
     /// The natural logarithm.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.0f64, std::f64::consts::E, 10.0])?;
+    /// let got = xs.map(|x| x.ln())?.to_vec()?;
+    /// let want = [0.0, 1.0, std::f64::consts::LN_10];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn ln(self) -> Self {
         self.unary(Un::Ln)
     }
     /// The sine.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// use std::f64::consts::PI;
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[0.0f64, PI / 2.0, PI / 6.0, -PI / 2.0])?;
+    /// let got = xs.map(|x| x.sin())?.to_vec()?;
+    /// let want = [0.0, 1.0, 0.5, -1.0];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn sin(self) -> Self {
         self.unary(Un::Sin)
     }
     /// The cosine.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// use std::f64::consts::PI;
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[0.0f64, PI, PI / 3.0])?;
+    /// let got = xs.map(|x| x.cos())?.to_vec()?;
+    /// let want = [1.0, -1.0, 0.5];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn cos(self) -> Self {
         self.unary(Un::Cos)
     }
     /// The hyperbolic tangent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[0.0f64, 0.5, -20.0])?;
+    /// let got = xs.map(|x| x.tanh())?.to_vec()?;
+    /// let want = [0.0, 0.5f64.tanh(), -1.0];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn tanh(self) -> Self {
         self.unary(Un::Tanh)
     }
     /// The largest integer not above `x`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[-1.5f32, 2.7, 3.0])?;
+    /// assert_eq!(xs.map(|x| x.floor())?.to_vec()?, [-2.0, 2.0, 3.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn floor(self) -> Self {
         self.unary(Un::Floor)
     }
     /// The smallest integer not below `x`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[-1.5f32, 2.2, 3.0])?;
+    /// assert_eq!(xs.map(|x| x.ceil())?.to_vec()?, [-1.0, 3.0, 3.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn ceil(self) -> Self {
         self.unary(Un::Ceil)
     }
     /// The nearest integer, halves away from zero (as `f32::round`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[-2.5f64, 0.5, 1.4, 2.5])?;
+    /// assert_eq!(xs.map(|x| x.round())?.to_vec()?, [-3.0, 1.0, 1.0, 3.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn round(self) -> Self {
         self.unary(Un::Round)
     }
     /// `x` to the power `y`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[2.0f64, 9.0, 4.0])?;
+    /// let ys = DeviceSeq::from_slice(&dev, &[3.0f64, 0.5, -1.0])?;
+    /// let got = xs.zip_map(&ys, |x, y| x.powf(y))?.to_vec()?;
+    /// let want = [8.0, 3.0, 0.25];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// let got = xs.map(|x| x.powf(2.0))?.to_vec()?;
+    /// let want = [4.0, 81.0, 16.0];
+    /// for (g, w) in got.iter().zip(want) {
+    ///     assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn powf(self, y: impl IntoExpr<T>) -> Self {
         self.binary(Bin::Pow, y)
     }

@@ -34,6 +34,18 @@ impl<A: Element, B: Element> DeviceSeq<(A, B)> {
     }
 
     /// The components: O(1), no copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let pairs = DeviceSeq::from_slice(&dev, &[(1u32, -1.5f32), (2, 0.5), (3, 4.0)])?;
+    /// let (a, b) = pairs.unzip();
+    /// assert_eq!(a.to_vec()?, [1, 2, 3]);
+    /// assert_eq!(b.to_vec()?, [-1.5, 0.5, 4.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>) {
         let (d, c) = (self.device(), self.sources());
         (
@@ -72,6 +84,19 @@ impl<A: Element, B: Element, C: Element> DeviceSeq<(A, B, C)> {
     }
 
     /// The components: O(1), no copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let t = DeviceSeq::from_slice(&dev, &[(1u8, 10i64, 0.25f64), (2, -20, 8.0)])?;
+    /// let (a, b, c) = t.unzip();
+    /// assert_eq!(a.to_vec()?, [1, 2]);
+    /// assert_eq!(b.to_vec()?, [10, -20]);
+    /// assert_eq!(c.to_vec()?, [0.25, 8.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>, DeviceSeq<C>) {
         let (d, s) = (self.device(), self.sources());
         (
@@ -122,6 +147,18 @@ impl<A: Element, B: Element, C: Element, D: Element> DeviceSeq<(A, B, C, D)> {
     }
 
     /// The components: O(1), no copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let q = DeviceSeq::from_slice(&dev, &[(1u8, 2u16, 3u32, 4u64), (5, 6, 7, 8)])?;
+    /// let (a, b, c, d) = q.unzip();
+    /// assert_eq!((a.to_vec()?, b.to_vec()?), (vec![1, 5], vec![2, 6]));
+    /// assert_eq!((c.to_vec()?, d.to_vec()?), (vec![3, 7], vec![4, 8]));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn unzip(&self) -> (DeviceSeq<A>, DeviceSeq<B>, DeviceSeq<C>, DeviceSeq<D>) {
         let (dv, s) = (self.device(), self.sources());
         (

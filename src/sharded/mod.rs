@@ -124,22 +124,68 @@ impl DeviceGroup {
     }
 
     /// The devices, in shard order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let host = Device::host();
+    /// let group = DeviceGroup::new(&[host.clone(), host.clone(), host.clone()])?;
+    /// assert_eq!(group.devices().len(), 3);
+    /// assert!(group.devices().iter().all(|d| d.same(&host)));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn devices(&self) -> &[Device] {
         &self.inner.devices
     }
 
     /// The number of devices (shards of every sequence over the group).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// assert_eq!(group.len(), 2);
+    /// assert_eq!(group.len(), group.devices().len());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.devices.len()
     }
 
     /// Always `false`: a group has at least one device.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let group = DeviceGroup::new(&[Device::host()])?;
+    /// assert!(!group.is_empty());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.devices.is_empty()
     }
 
     /// The version of NCCL (e.g. `"2.21.5"`) that the group's GPUs exchange data through;
     /// `None` where the group needs no NCCL (one device, or one device repeated).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let dev = Device::auto()?;
+    /// // One device repeated exchanges views: no NCCL, on the host or on a GPU.
+    /// let group = DeviceGroup::new(&[dev.clone(), dev.clone()])?;
+    /// assert_eq!(group.nccl_version(), None);
+    /// if let Ok(all) = DeviceGroup::cuda_all() {
+    ///     if let Some(v) = all.nccl_version() {
+    ///         assert!(all.len() > 1 && !v.is_empty());
+    ///     }
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn nccl_version(&self) -> Option<String> {
         self.inner.mesh.nccl_version()
     }
@@ -293,21 +339,69 @@ impl<T: Item> ShardedSeq<T> {
     }
 
     /// The shards, in order (shard `k` on `group().devices()[k]`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// let xs = ShardedSeq::from_slice(&group, &[1i32, 2, 3, 4, 5])?;
+    /// assert_eq!(xs.shards().len(), group.len());
+    /// assert_eq!(xs.shards()[0].to_vec()?, [1, 2, 3]);
+    /// assert_eq!(xs.shards()[1].to_vec()?, [4, 5]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn shards(&self) -> &[DeviceSeq<T>] {
         &self.shards
     }
 
     /// The group the shards live on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// let xs = ShardedSeq::from_slice(&group, &[1u8, 2, 3])?;
+    /// assert_eq!(xs.group().len(), 2);
+    /// for (shard, dev) in xs.shards().iter().zip(xs.group().devices()) {
+    ///     assert!(shard.device().same(dev));
+    /// }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn group(&self) -> &DeviceGroup {
         &self.group
     }
 
     /// The number of elements, over all shards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host(), Device::host()])?;
+    /// let xs = ShardedSeq::from_slice(&group, &[0.5f32; 7])?;
+    /// assert_eq!(xs.len(), 7);
+    /// assert_eq!(xs.shards().iter().map(|s| s.len()).sum::<usize>(), 7);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.shards.iter().map(DeviceSeq::len).sum()
     }
 
     /// Whether there are no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// let empty = ShardedSeq::<u64>::from_slice(&group, &[])?;
+    /// assert!(empty.is_empty());
+    /// assert!(empty.shards().iter().all(|s| s.is_empty()));
+    /// assert!(!ShardedSeq::from_slice(&group, &[1u64])?.is_empty());
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
