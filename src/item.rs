@@ -163,6 +163,21 @@ impl ScalarType {
 /// Sealed: the backends know each of these types exactly (their CUDA representation, their
 /// identities, how they sort), so no other type can be added from outside the crate. Every
 /// element is an [`Item`] whose closures see an [`Expr`] of it.
+///
+/// # Examples
+///
+/// A function generic over every element type:
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Element, Op};
+/// fn largest<T: Element>(xs: &DeviceSeq<T>) -> devseq::Result<T> {
+///     xs.reduce(Op::Max)
+/// }
+/// let dev = Device::auto()?;
+/// assert_eq!(largest(&DeviceSeq::from_slice(&dev, &[3i16, -9, 7])?)?, 7);
+/// assert_eq!(largest(&DeviceSeq::from_slice(&dev, &[0.5f64, 2.5])?)?, 2.5);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait Element:
     Item<Exprs = Expr<Self>>
     + Copy
@@ -201,13 +216,53 @@ pub trait Element:
 }
 
 /// Integer element types: the ones with `%`, bitwise operators and shifts.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Integer};
+/// fn low_bits<T: Integer>(xs: &DeviceSeq<T>, mask: T) -> devseq::Result<DeviceSeq<T>> {
+///     xs.map(|x| x & mask)
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[0x1234u32, 0xff01])?;
+/// assert_eq!(low_bits(&xs, 0xff)?.to_vec()?, [0x34, 0x01]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait Integer: Element {}
 
 /// Float element types (`f16`, `bf16`, `f32`, `f64`): the ones with `sqrt`, `exp` and the
 /// other float functions.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Float};
+/// fn roots<T: Float>(xs: &DeviceSeq<T>) -> devseq::Result<DeviceSeq<T>> {
+///     xs.map(|x| x.sqrt())
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[4.0f32, 9.0, 0.25])?;
+/// assert_eq!(roots(&xs)?.to_vec()?, [2.0, 3.0, 0.5]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait Float: Element {}
 
 /// Index element types for `gather`, `scatter`, `scatter_combine` and `argsort`: `u32` or `u64`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Index};
+/// fn sorted<I: Index>(xs: &DeviceSeq<f32>) -> devseq::Result<DeviceSeq<f32>> {
+///     xs.gather(&xs.argsort::<I>()?)
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[2.0f32, 3.0, 1.0])?;
+/// assert_eq!(sorted::<u32>(&xs)?.to_vec()?, [1.0, 2.0, 3.0]);
+/// assert_eq!(sorted::<u64>(&xs)?.to_vec()?, [1.0, 2.0, 3.0]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait Index: Element {
     #[doc(hidden)]
     fn to_u64(self) -> u64;
@@ -310,6 +365,18 @@ pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'stati
 
 /// The symbolic values a closure returns: an [`Expr`], or a tuple of 2 to 4 of them; `Item`
 /// is the item type of the sequence it makes.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq};
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[1.5f32, -2.0])?;
+/// // One Expr makes a DeviceSeq<f32>; a pair of them a DeviceSeq<(f32, i32)>.
+/// let pairs: DeviceSeq<(f32, i32)> = xs.map(|x| (x * 2.0, x.cast::<i32>()))?;
+/// assert_eq!(pairs.to_vec()?, [(3.0, 1), (-4.0, -2)]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
 pub trait Exprs: Copy {
     /// The item these values make.
     type Item: Item<Exprs = Self>;
