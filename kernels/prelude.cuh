@@ -1,6 +1,6 @@
 // devseq kernel prelude: fixed-width types, f16/bf16 storage, limits, arithmetic with the
-// semantics the crate documents (integers wrap, division by zero is defined, float min/max ignore a NaN
-// operand), casts with Rust's `as` semantics, and the operator functors of Op.
+// semantics the crate documents (integers wrap, division by zero is defined, float min/max
+// ignore a NaN operand), casts with Rust's `as` semantics, and the operator functors of Op.
 // Needs no CUDA header: NVRTC alone compiles it.
 #pragma once
 
