@@ -207,3 +207,55 @@ fn one_launch_bad_index() {
         }
     }
 }
+
+/// An index out of range among values of one tile of the runs' kernel and of several
+/// (`one_tile`: 2048 8-byte values, 4096 of 1 or 2 bytes; past one tile the GPU's runs read
+/// the sort's error word, `ds_combine_runs`): the first bad index by position is reported, with
+/// u32 and u64 indices, and neither the values nor the base change.
+fn bad_index_across_tiles<X: T>() {
+    let mut r = Rng::new(&format!("bad index {}", std::any::type_name::<X>()));
+    let tile = one_tile::<X>();
+    let len = 1000usize;
+    for n in [tile - 1, tile, tile + 1, 5 * tile + 3, big(70_001)] {
+        for bad_at in [0, n / 2, n - 1] {
+            let xs: Vec<X> = (0..n).map(X::from_index).collect();
+            let mut idx: Vec<u64> = (0..n).map(|_| r.below(len as u64)).collect();
+            idx[bad_at] = len as u64 + 5;
+            if bad_at + 1 < n {
+                // A later bad index, far out (not reported: the first by position is).
+                idx[n - 1] = u64::MAX;
+            }
+            let base: Vec<X> = draw_vec(&mut r, len, Gen::Any);
+            let (vals, b) = (upload(&xs), upload(&base));
+            let what = format!("n={n} bad at {bad_at}");
+            for op in [Op::Add, Op::Max] {
+                match vals
+                    .scatter_combine(&upload(&idx), &b, op)
+                    .and_then(|y| y.to_vec())
+                {
+                    Err(Error::IndexOutOfBounds { index, len: l }) => {
+                        assert_eq!((index, l), (idx[bad_at], len), "{op:?} {what}")
+                    }
+                    other => panic!("{op:?} {what}: {other:?}"),
+                }
+            }
+            let narrow: Vec<u32> = idx.iter().map(|&i| i.min(u32::MAX as u64) as u32).collect();
+            match vals
+                .scatter_combine(&upload(&narrow), &b, Op::Add)
+                .and_then(|y| y.to_vec())
+            {
+                Err(Error::IndexOutOfBounds { index, len: l }) => {
+                    assert_eq!((index, l), (narrow[bad_at] as u64, len), "u32 {what}")
+                }
+                other => panic!("u32 {what}: {other:?}"),
+            }
+            assert_bits(
+                &vals.to_vec().unwrap(),
+                &xs,
+                &format!("values intact {what}"),
+            );
+            assert_bits(&b.to_vec().unwrap(), &base, &format!("base intact {what}"));
+        }
+    }
+}
+crate::for_each_type!(bad_index_tiles, bad_index_across_tiles, [i64, f64, u8, f16]);

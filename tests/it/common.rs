@@ -98,6 +98,9 @@ pub enum Gen {
     MulExact,
     /// Floats with NaN, +-0, +-inf and subnormals mixed in.
     Special,
+    /// Finite floats of mixed magnitudes and signs (`Any` without its infinities); integers
+    /// anything.
+    Finite,
 }
 
 /// The draw that makes `op` exact for every combination order.
@@ -199,9 +202,9 @@ fn float_draw(r: &mut Rng, g: Gen) -> f64 {
                 _ => s,
             }
         }
-        Gen::Any => match r.below(50) {
-            0 => f64::INFINITY,
-            1 => f64::NEG_INFINITY,
+        Gen::Any | Gen::Finite => match r.below(50) {
+            0 if g == Gen::Any => f64::INFINITY,
+            1 if g == Gen::Any => f64::NEG_INFINITY,
             2 => 0.0,
             3 => -0.0,
             _ => {

@@ -1,5 +1,6 @@
 use crate::common::*;
 use crate::for_types;
+use devseq::Op;
 
 fn reduce_all<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
@@ -47,3 +48,62 @@ fn float_sums_of_random_data_are_close() {
         );
     }
 }
+
+/// Reductions past one wave of blocks, where a block of the GPU's reduction takes more than
+/// one tile in its grid-stride loop: tiles of 256 threads x 4 rounds x 16 bytes (2048 8-byte
+/// or 4096 4-byte elements) and a grid of 132 multiprocessors x 8 blocks (an H200's; 1056
+/// blocks), so from 8-byte n > 2,162,688 and 4-byte n > 4,325,376 (tuning/mod.rs `REDUCE`,
+/// `reduce_min_blocks`; cuda/reduce.rs `reduce_into`). Sizes: one element past the wave (the
+/// last block's second tile holds one element) and 37 tiles and 5 elements past it. Every
+/// operator, `reduce`, `reduce_to_seq` and `fold`, against the sequential fold (exact draws:
+/// float sums of quarters; products of +-1 and a few 2s and 0.5s).
+fn past_one_wave<X: T>() {
+    let mut r = Rng::new(&format!("reduce wave {}", std::any::type_name::<X>()));
+    let tile = 4 * 256 * 16 / std::mem::size_of::<X>();
+    let wave = 132 * 8 * tile;
+    for n in [wave + 1, wave + 37 * tile + 5] {
+        let n = big(n);
+        for op in ops::<X>() {
+            let mut xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+            if X::FLOAT && op == Op::Mul {
+                // Signs only, and a 2 and a 0.5 in turn every 100,000: the partial products of
+                // any grouping stay within f32's exponents (random 2s and 0.5s could drift past
+                // 2^127 in a prefix at these lengths).
+                for (i, x) in xs.iter_mut().enumerate() {
+                    let sign = if x.f() < 0.0 { -1.0 } else { 1.0 };
+                    let m = match i % 100_000 {
+                        0 => 2.0,
+                        50_000 => 0.5,
+                        _ => 1.0,
+                    };
+                    *x = X::from_acc_f(sign * m);
+                }
+            }
+            let s = upload(&xs);
+            let acc = xs
+                .iter()
+                .fold(X::identity(op), |a, x| X::op(op, a, x.acc()));
+            let want = X::from_acc(acc);
+            let what = format!("{op:?} n={n}");
+            let got = s.reduce(op).unwrap();
+            assert!(
+                X::same(got, want),
+                "reduce {what}: got {got:?}, want {want:?}"
+            );
+            let on_device = s.reduce_to_seq(op).unwrap().to_vec().unwrap();
+            assert_same(&on_device, &[want], &format!("reduce_to_seq {what}"));
+            let init = X::draw(&mut r, gen_for(op));
+            let want_fold = X::from_acc(X::op(op, init.acc(), acc));
+            let got_fold = s.fold(init, op).unwrap();
+            assert!(
+                X::same(got_fold, want_fold),
+                "fold {what}: got {got_fold:?}, want {want_fold:?}"
+            );
+        }
+    }
+}
+crate::for_each_type!(
+    reduce_past_one_wave,
+    past_one_wave,
+    [i32, u32, f32, i64, u64, f64]
+);

@@ -239,3 +239,42 @@ fn own_flags<X: T + PartialOrd>() {
     }
 }
 for_types!(own_flags, own_flags);
+
+/// Compaction with flags computed from the values' own column (`xs.compact(&xs.map(|x|
+/// x.lt(c)))`) on both sides of the GPU's switch to blocks of 512 threads: those tiles (512
+/// threads x `register_tile`'s rounds x 16 bytes: 8192 8-byte, 16384 1- to 4-byte elements) must
+/// give every multiprocessor four (4 x 132 on an H200: tuning/mod.rs `compact`,
+/// `compact_min_blocks`; cuda/compact.rs `compact`), so 527 tiles take blocks of 256 and 527
+/// tiles and one element take 512. Two pivots: about half kept (the result keeps the buffer of
+/// `n`) and about 1 in 64 (fewer than n/16: moved to a buffer of their own size). Against the
+/// filter, bitwise.
+fn own_flags_large_blocks<X: T + PartialOrd>() {
+    let mut r = Rng::new(&format!("compact 512 {}", std::any::type_name::<X>()));
+    let tile = if std::mem::size_of::<X>() == 8 {
+        8192
+    } else {
+        16384
+    };
+    let at = 527 * tile;
+    for n in [at, at + 1] {
+        let n = big(n);
+        let xs: Vec<X> = draw_vec(&mut r, n, Gen::Any);
+        let s = upload(&xs);
+        let mut sample: Vec<X> = (0..1001).map(|_| xs[r.below(n as u64) as usize]).collect();
+        sample.sort_by(|a, b| a.total(b));
+        for pivot in [sample[500], sample[15]] {
+            let below = s.map(|x| x.lt(pivot)).unwrap();
+            let want: Vec<X> = xs.iter().copied().filter(|x| *x < pivot).collect();
+            assert_bits(
+                &s.compact(&below).unwrap().to_vec().unwrap(),
+                &want,
+                &format!("compact(x < {pivot:?}) n={n}, {} kept", want.len()),
+            );
+        }
+    }
+}
+crate::for_each_type!(
+    compact_own_flags_512,
+    own_flags_large_blocks,
+    [u8, i16, u32, f32, i64, f64]
+);

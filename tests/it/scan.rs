@@ -101,3 +101,45 @@ fn tile_thresholds<X: T>() {
     }
 }
 for_types!(scan_tile_thresholds, tile_thresholds);
+
+/// Scans of a computed 8-byte input (a stored column plus the positions: a lazy source the GPU
+/// computes in registers before it stages the tile, with instances of its own, tuning/mod.rs
+/// `scan_min_blocks`) on both sides of 8 MB, where the tiles grow from 8 rounds to 16
+/// (`scan_rounds_for`, `SCAN_MID`: n > 1,048,576), and a partial tile past that. Every
+/// operator (floats: those whose sequential oracle is exact here: sums of quarters and whole
+/// numbers, minima and maxima), inclusive and exclusive, against the oracle on the elements
+/// computed on the host.
+fn computed_past_mid<X: T>() {
+    let mut r = Rng::new(&format!("computed scan {}", std::any::type_name::<X>()));
+    let at = (8usize << 20) / std::mem::size_of::<X>();
+    for n in [at, at + 1, at + 4097] {
+        let n = big(n);
+        let positions = devseq::DeviceSeq::<X>::sequence(&dev(), n).unwrap();
+        for op in ops::<X>() {
+            if X::FLOAT && op == devseq::Op::Mul {
+                continue;
+            }
+            let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
+            let lazy = upload(&xs).zip_map(&positions, |x, i| x + i).unwrap();
+            assert!(!lazy.is_stored());
+            let add =
+                |i: usize| X::from_acc(X::op(devseq::Op::Add, xs[i].acc(), X::from_index(i).acc()));
+            let ys: Vec<X> = (0..n).map(add).collect();
+            let what = format!("{op:?} n={n}");
+            let got = lazy.inclusive_scan(op).unwrap().to_vec().unwrap();
+            assert_same(
+                &got,
+                &inclusive_oracle(&ys, op),
+                &format!("inclusive {what}"),
+            );
+            let init = X::draw(&mut r, gen_for(op));
+            let got = lazy.exclusive_scan(init, op).unwrap().to_vec().unwrap();
+            assert_same(
+                &got,
+                &exclusive_oracle(&ys, init, op),
+                &format!("exclusive {what} init {init:?}"),
+            );
+        }
+    }
+}
+crate::for_each_type!(scan_computed_past_mid, computed_past_mid, [i64, u64, f64]);

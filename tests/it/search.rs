@@ -1085,3 +1085,120 @@ fn top_k_signaling_nan_bf16() {
 fn top_k_signaling_nan_f32() {
     top_k_signaling::<f32>([0x7fc0_0000, 0x7fbf_ffff, 0xffc0_0000, 0xff80_0001])
 }
+
+/// `merge_pairs` with value columns of 1, 2 and 8 bytes (alone, and as the columns of one
+/// tuple), under 4-byte keys (merge tiles of 6912 outputs) and 8-byte keys (1792): totals of
+/// one tile, one more, and many tiles, with many ties across the two sides. Each value is its
+/// position's own; the values must follow the stable two-finger merge.
+fn merge_pairs_value_widths<X: S>() {
+    let mut r = Rng::new(&format!("merge widths {}", std::any::type_name::<X>()));
+    let tile = if std::mem::size_of::<X>() <= 4 {
+        6912
+    } else {
+        1792
+    };
+    let hash = |i: usize| Rng::seeded(i as u64).next();
+    for (na, nb) in [
+        (tile / 2, tile - tile / 2),
+        (tile / 2, tile - tile / 2 + 1),
+        (1, tile),
+        (big(40_001), big(30_011)),
+    ] {
+        for dist in [Dist::Narrow, Dist::Mixed] {
+            let a = sorted_dist::<X>(&mut r, na, dist);
+            let b = sorted_dist::<X>(&mut r, nb, dist);
+            let (ka, kb) = (upload(&a), upload(&b));
+            let (wk, pos) = merge_oracle(&a, &b);
+            let what = format!("{dist:?} {na}+{nb}");
+            // Values of both sides from the positions 0..na+nb (b's after a's).
+            let col = |f: &dyn Fn(usize) -> u64| {
+                let all: Vec<u64> = (0..na + nb).map(f).collect();
+                (
+                    all[..na].to_vec(),
+                    all[na..].to_vec(),
+                    pos.iter().map(|&p| all[p as usize]).collect::<Vec<u64>>(),
+                )
+            };
+            let (a8, b8, w8) = col(&|i| hash(i) & 0xff);
+            let (a16, b16, w16) = col(&|i| hash(i) >> 48);
+            let (a64, b64, w64) = col(&hash);
+            let v8 = |v: &[u64]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+            let v16 = |v: &[u64]| v.iter().map(|&x| x as i16).collect::<Vec<i16>>();
+            // Finite doubles (bit 62 clear), distinct bits.
+            let vf = |v: &[u64]| {
+                v.iter()
+                    .map(|&x| f64::from_bits(x & !(1 << 62)))
+                    .collect::<Vec<f64>>()
+            };
+            let (k, v) = ka
+                .merge_pairs(&upload(&v8(&a8)), &kb, &upload(&v8(&b8)))
+                .unwrap();
+            assert_bits(
+                &k.to_vec().unwrap(),
+                &wk,
+                &format!("keys, u8 values {what}"),
+            );
+            assert_bits(&v.to_vec().unwrap(), &v8(&w8), &format!("u8 values {what}"));
+            let (_, v) = ka
+                .merge_pairs(&upload(&v16(&a16)), &kb, &upload(&v16(&b16)))
+                .unwrap();
+            assert_bits(
+                &v.to_vec().unwrap(),
+                &v16(&w16),
+                &format!("i16 values {what}"),
+            );
+            let h = |v: &[u64]| {
+                v.iter()
+                    .map(|&x| f16::from_bits(x as u16 & 0x7bff))
+                    .collect::<Vec<f16>>()
+            };
+            let (_, v) = ka
+                .merge_pairs(&upload(&h(&a16)), &kb, &upload(&h(&b16)))
+                .unwrap();
+            assert_bits(
+                &v.to_vec().unwrap(),
+                &h(&w16),
+                &format!("f16 values {what}"),
+            );
+            let (_, v) = ka
+                .merge_pairs(&upload(&vf(&a64)), &kb, &upload(&vf(&b64)))
+                .unwrap();
+            assert_bits(
+                &v.to_vec().unwrap(),
+                &vf(&w64),
+                &format!("f64 values {what}"),
+            );
+            let (_, v) = ka.merge_pairs(&upload(&a64), &kb, &upload(&b64)).unwrap();
+            assert_eq!(v.to_vec().unwrap(), w64, "u64 values {what}");
+            // One tuple of the three widths: its columns move together.
+            let tup = |x: &[u64], y: &[u64], z: &[u64]| -> Vec<(u8, i16, u64)> {
+                (0..x.len())
+                    .map(|i| (x[i] as u8, y[i] as i16, z[i]))
+                    .collect()
+            };
+            let up3 = |v: &[(u8, i16, u64)]| DeviceSeq::from_slice(&dev(), v).unwrap();
+            let (k, v) = ka
+                .merge_pairs(
+                    &up3(&tup(&a8, &a16, &a64)),
+                    &kb,
+                    &up3(&tup(&b8, &b16, &b64)),
+                )
+                .unwrap();
+            assert_bits(
+                &k.to_vec().unwrap(),
+                &wk,
+                &format!("keys, tuple values {what}"),
+            );
+            assert_eq!(
+                v.to_vec().unwrap(),
+                tup(&w8, &w16, &w64),
+                "tuple values {what}"
+            );
+        }
+    }
+}
+crate::for_each_type!(
+    merge_pairs_widths,
+    merge_pairs_value_widths,
+    [u32, i64, f64]
+);

@@ -182,3 +182,58 @@ fn float_total_order() {
     ];
     assert_bits(&got, &want, "total order");
 }
+
+/// 8-byte keys with a stored column of 8-byte values (16-byte items: 20 a thread, one block
+/// a multiprocessor, tuning/mod.rs `sort`), on both sides of the switch from small tiles (12
+/// keys a thread x 384) to large ones (20 x 384 = 7680), which takes tiles >= 2 x 132
+/// multiprocessors (an H200's; `sort_for`): 263 large tiles (2,019,840 keys) and one key
+/// more; also the one-block sort's edge (4608 keys). Few distinct keys, so the values show stability; each value is its
+/// position's own (distinct bits), checked with the keys against the stable sort.
+fn pairs16<K: T, V: T>(value: fn(usize) -> V) {
+    let mut r = Rng::new(&format!(
+        "pairs16 {} {}",
+        std::any::type_name::<K>(),
+        std::any::type_name::<V>()
+    ));
+    let large = 263 * 7680;
+    let mut ns = vec![4608, 4609];
+    if !small() {
+        ns.extend([large, large + 1]);
+    }
+    for n in ns {
+        let pool: Vec<K> = draw_vec(&mut r, 300, Gen::Any);
+        let keys: Vec<K> = (0..n).map(|_| pool[r.below(300) as usize]).collect();
+        let vals: Vec<V> = (0..n).map(value).collect();
+        let (vs, ks) = (upload(&vals), upload(&keys));
+        assert!(vs.is_stored());
+        let (order, want) = stable_order(&keys);
+        let (k, v) = ks.sort_pairs(&vs).unwrap();
+        assert_bits(&k.to_vec().unwrap(), &want, &format!("keys n={n}"));
+        let want_v: Vec<V> = order.iter().map(|&i| vals[i as usize]).collect();
+        assert_bits(&v.to_vec().unwrap(), &want_v, &format!("values n={n}"));
+        assert_bits(
+            &vs.to_vec().unwrap(),
+            &vals,
+            &format!("values intact n={n}"),
+        );
+    }
+}
+
+/// A position's value with all 64 bits in use (splitmix64 of it).
+fn spread(i: usize) -> u64 {
+    Rng::seeded(i as u64).next()
+}
+
+#[test]
+fn pairs16_u64_keys_f64_values() {
+    // Finite doubles of distinct bits (a NaN's payload is not what is checked here).
+    pairs16::<u64, f64>(|i| f64::from_bits(spread(i) & !(1 << 62)))
+}
+#[test]
+fn pairs16_i64_keys_u64_values() {
+    pairs16::<i64, u64>(spread)
+}
+#[test]
+fn pairs16_f64_keys_i64_values() {
+    pairs16::<f64, i64>(|i| spread(i) as i64)
+}
