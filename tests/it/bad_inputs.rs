@@ -2,12 +2,12 @@
 //! lengths that do not match, non-finite floats (NaN of both signs, +-inf, -0.0) through every
 //! float primitive, `u32` indices for more than 2^32 elements, out-of-range indices, and flags,
 //! indices or values of the wrong length for the `_with` methods. Each is a typed `Err` with the
-//! inputs intact afterwards, or the result API.md documents; never a panic. Also: `lower_bound`
+//! inputs intact afterwards, or the result the API docs give; never a panic. Also: `lower_bound`
 //! / `upper_bound` past `u32::MAX` and over non-finite values, and f16/bf16 results rounded once
 //! on every path (the traced segmented exclusive scan and scatter-combine included, whose
 //! combined heads once were rounded before the rest was combined).
 //!
-//! The oracles are plain sequential loops written here. Where API.md leaves the order of
+//! The oracles are plain sequential loops written here. Where the API docs leave the order of
 //! combination free, the float values are halves (every sum at these lengths exact in any
 //! order) and results compare as values (`-0.0 == 0.0`, NaN equals NaN); where it fixes bits
 //! (sort order, head flags, runs, keys) they compare bitwise.
@@ -53,7 +53,7 @@ fn oob(r: devseq::Result<()>, index: u64, len: usize, what: &str) {
     }
 }
 
-/// `Err(IndexOutOfBounds { index, len })` with `index` one of `bad` (API.md does not say which
+/// `Err(IndexOutOfBounds { index, len })` with `index` one of `bad` (the API docs do not say which
 /// one `scatter_combine` reports).
 fn oob_any(r: devseq::Result<()>, bad: &[u64], len: usize, what: &str) {
     match r {
@@ -530,7 +530,7 @@ fn inputs<X: T>(r: &mut Rng, pool: &[X]) -> Vec<(String, Vec<X>)> {
     out
 }
 
-/// The `op`-combination of the elements in order (API.md: the identity when empty; a
+/// The `op`-combination of the elements in order (the API docs: the identity when empty; a
 /// combination of the elements themselves otherwise, so all-NaN `Min` is NaN).
 fn o_reduce<X: T>(xs: &[X], op: Op) -> X::Acc {
     match xs.split_first() {
@@ -539,7 +539,7 @@ fn o_reduce<X: T>(xs: &[X], op: Op) -> X::Acc {
     }
 }
 
-/// Head flags, bitwise (API.md: `seq[i] != seq[i-1]` bitwise for floats).
+/// Head flags, bitwise (the API docs: `seq[i] != seq[i-1]` bitwise for floats).
 fn o_heads<X: T>(xs: &[X]) -> Vec<u8> {
     (0..xs.len())
         .map(|i| (i == 0 || xs[i].to_bits() != xs[i - 1].to_bits()) as u8)
@@ -567,7 +567,7 @@ fn o_combine<X: T>(xs: &[X], idx: &[u32], base: &[X], op: Op) -> Vec<X> {
         .collect()
 }
 
-/// API.md's argmin/argmax: the first index of the extreme by ordinary comparison
+/// The documented argmin/argmax: the first index of the extreme by ordinary comparison
 /// (`-0.0 == 0.0`), NaNs ignored unless all are NaN (then 0); `None` when empty.
 fn o_arg<X: T>(xs: &[X], largest: bool) -> Option<usize> {
     if xs.is_empty() {
@@ -1082,7 +1082,7 @@ fn histograms<X: T>() {
     let x = |v: f64| X::from_acc_f(v);
     for (what, xs) in inputs(&mut r, &pool) {
         let s = upload(&xs);
-        // Ranges where API.md's formula is defined for every counted value.
+        // Ranges where the documented formula is defined for every counted value.
         for (bins, lo, hi) in [
             (7usize, -3.0, 3.5),
             (4, 0.0, 1.0),
@@ -1907,7 +1907,7 @@ proptest! {
     #[test]
     fn min_max_follow_the_api(xs in prop::collection::vec(any_f32(), 0..6000)) {
         let s = upload(&xs);
-        // API.md: the identity when empty, else the elements' combination, a NaN operand
+        // the API docs: the identity when empty, else the elements' combination, a NaN operand
         // ignored unless both are NaN (so NaN only when every element is NaN).
         let api = |op: Op| -> f32 {
             match xs.split_first() {
@@ -2016,7 +2016,7 @@ fn pair_sum_max<X: T>((a, p): Pair<X>, (b, q): Pair<X>) -> Pair<X> {
     (a + b, p.max(q))
 }
 
-/// API.md: f16/bf16 computed in f32 and rounded once. The `Op` forms, the built-in closures and
+/// The API docs: f16/bf16 computed in f32 and rounded once. The `Op` forms, the built-in closures and
 /// the traced exclusive scan round once.
 fn half_rounding<X: T>() {
     let (big, h, want) = rounding_probe::<X>();

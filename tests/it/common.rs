@@ -227,7 +227,7 @@ fn float_draw(r: &mut Rng, g: Gen) -> f64 {
     }
 }
 
-/// API.md's float min: a NaN operand is ignored; of two equal values (+-0) the first.
+/// The documented float min: a NaN operand is ignored; of two equal values (+-0) the first.
 pub fn fmin(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b
@@ -239,7 +239,7 @@ pub fn fmin(a: f64, b: f64) -> f64 {
         a
     }
 }
-/// API.md's float max, as `fmin`.
+/// The documented float max, as `fmin`.
 pub fn fmax(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         b

@@ -1,4 +1,4 @@
-//! Every error path of API.md, with the inputs checked intact afterwards.
+//! Every error path of the API docs, with the inputs checked intact afterwards.
 
 use crate::common::*;
 use devseq::{Device, DeviceSeq, Error, Op};

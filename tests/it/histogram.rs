@@ -2,7 +2,7 @@ use crate::common::*;
 use crate::for_types;
 use devseq::Error;
 
-/// The bin of API.md, written plainly: exact integer arithmetic in i128, floats in f64 for f64
+/// The documented bin, written plainly: exact integer arithmetic in i128, floats in f64 for f64
 /// and f32 otherwise.
 pub fn bin<X: T>(x: X, bins: usize, lo: X, hi: X) -> Option<usize> {
     if X::FLOAT {

@@ -2,7 +2,7 @@
 //! element type, on the device `Device::auto()` picks (the host backend in CI, the GPU with
 //! `DEVSEQ_DEVICE=cuda`).
 
-// Oracles index plainly and compare floats as written in API.md.
+// Oracles index plainly and compare floats as written in the API docs.
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)]
 
 mod common;

@@ -1,5 +1,5 @@
 //! `map`, `zip_map` and `cast` against plain loops: integers exactly (wrapping), floats
-//! exactly for the operations API.md says agree, within a few ulp for the transcendental ones.
+//! exactly for the operations the API docs say agree, within a few ulp for the transcendental ones.
 
 use crate::common::*;
 use devseq::{DeviceSeq, Error, Expr, bf16, f16};

@@ -153,7 +153,7 @@ proptest! {
     }
 }
 
-/// A random float expression over one input, from the operations API.md promises exact.
+/// A random float expression over one input, from the operations the API docs promise exact.
 #[derive(Debug, Clone)]
 enum F {
     X,
