@@ -23,14 +23,13 @@ pub fn small() -> bool {
     std::env::var_os("DEVSEQ_TEST_SMALL").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Sizes at the edges: tiny, warp and tile boundaries (the tiles of the kernels that hold them
-/// in registers are 8192 elements for 4-byte types, 4096 for the others, 2048 for the segmented
-/// scans of 8-byte integers, 4096 for scatter_combine's runs (2048 with 8-byte values); the
-/// plain scans' 64 KB tiles are 8192, 16384, 32768 or 65536 elements; the sort's tiles 4608
-/// below a few million keys; segmented scans read back 1024 elements; small inputs take smaller
-/// tiles: plain scans 8 KB up to 512 KB of elements and 32 KB up to 8 MB, the segmented kernels
-/// of 4- and 8-byte values 2 rounds, 2048 or 1024 elements, up to 2 MB),
-/// powers of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`).
+/// Sizes at the edges: tiny, warp boundaries, the common tile boundaries of the kernels that
+/// hold a tile in registers (multiples of 1024 elements up to 65536: most families' tiles are
+/// 1024, 2048, 4096 or 8192 elements by item size, the plain scans' 64 KB tiles up to 65536),
+/// powers of two +-1, and one large (dropped with `DEVSEQ_TEST_SMALL`). The tiles that are no
+/// power of two (scatter_combine's 3072 for 4-byte values, the sort's 4608, ...) and the size
+/// thresholds where a family changes its tile or its launch are straddled by that family's own
+/// tests (src/backend/cuda/tuning has the shapes).
 pub fn sizes() -> &'static [usize] {
     const ALL: &[usize] = &[
         0, 1, 2, 31, 32, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,
