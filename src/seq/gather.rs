@@ -47,7 +47,9 @@ impl<T: Item> DeviceSeq<T> {
         Ok(Self::stored_columns(self.device(), cols))
     }
     /// `base` with `out[indices[i]] = self[i]`; where indices repeat, one of their values
-    /// lands (which is unspecified).
+    /// lands (which is unspecified, and on a GPU may differ from run to run: the one exception
+    /// to the crate's determinism; [`scatter_combine`](Self::scatter_combine) combines them
+    /// in a defined order).
     ///
     /// Bounds-checked as [`gather`](Self::gather).
     ///
@@ -87,7 +89,7 @@ impl<T: Item> DeviceSeq<T> {
 
     /// `out[indices[i]] = self[i]` in place: `out` keeps its other elements (Thrust's
     /// `scatter` into an output range, NumPy's `out[indices] = seq`); where indices repeat, one
-    /// of their values lands (which is unspecified).
+    /// of their values lands (which is unspecified, and on a GPU may differ from run to run).
     ///
     /// Where `out` is stored and no other sequence shares its memory (no clone, slice or lazy
     /// sequence over it), the values are written into that memory and nothing is copied. Else

@@ -42,7 +42,8 @@ use std::sync::Arc;
 /// [`copy`](Self::copy) it where it is read many times.
 ///
 /// Determinism: the same inputs on the same device give bitwise the same outputs on every
-/// run, for every operation and type, floats included.
+/// run, for every operation and type, floats included (but which of the values that
+/// `scatter` and `scatter_into` send to one repeated index lands, which is unspecified).
 ///
 /// # Examples
 ///
