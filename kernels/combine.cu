@@ -54,7 +54,8 @@ DS_DEV void seg_prefix(const C (&v)[R][VEC], u32 heads, typename F::V (&a)[R], c
 #pragma unroll
     for (int j = 1; j < VEC; ++j) a[r] = f(a[r], F::make(v[r][j], heads & item_bit<R, VEC>(r, j)));
   }
-  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(), [&](const V& total) { return prev(total, f); });
+  tile_scan_with<BLOCK, R, true>(a, f, F::neutral(),
+                                 [&](const V& total) { return prev(total, f); });
 }
 
 // The runs of one tile of sorted pairs (indices `keys`, values `vals`: device or shared
@@ -150,7 +151,8 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // on the index bits below p.len's bit length: the digits p.lo.., p.passes of them, the
 // indices checked against p.len), then combines the runs from there as ds_combine_runs does
 // from the sort's buffers (the same tile, so the same combinations, bit for bit; being the only
-// tile, it has no look-back), copying the base first where p.copy is nonzero. Dynamic shared memory: sort_tile_block's.
+// tile, it has no look-back), copying the base first where p.copy is nonzero. Dynamic shared
+// memory: sort_tile_block's.
 template <class IS, class VS, class B, class Op, int BLOCK, int R>
 __global__ void __launch_bounds__(BLOCK, 1)
     ds_combine_tile(const IS is, const VS vs, const B bases, const CombineTileParams p) {
