@@ -343,7 +343,7 @@ pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'stati
             .iter()
             .enumerate()
             .map(|(k, ty)| {
-                let mut b = touched(n * ty.size(), 0u8);
+                let mut b = touched(n * ty.size(), 0u8)?;
                 get(k, &mut b)?;
                 Ok(b)
             })
@@ -581,7 +581,7 @@ macro_rules! element_item {
                 n: usize,
                 get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
             ) -> crate::Result<Vec<Self>> {
-                let mut v = touched(n, <$t>::default());
+                let mut v = touched(n, <$t>::default())?;
                 get(0, bytemuck::cast_slice_mut(&mut v))?;
                 Ok(v)
             }
@@ -733,18 +733,26 @@ impl<T: Element> std::fmt::Debug for Expr<T> {
     }
 }
 
-/// `n` copies of `fill` for a copy from the device to land in. Large vectors are written by
+/// `n` copies of `fill` for a copy from the device to land in (`OutOfMemory` where the host
+/// cannot hold them). Large vectors are written by
 /// all of rayon's threads, so that the operating system maps their fresh pages in parallel:
 /// mapped one page at a time by the driver's copy, a new gigabyte took 0.87 s on an H100
 /// host, against 0.09 s into a vector already touched (examples/transfers).
-pub(crate) fn touched<T: Copy + Send + Sync>(n: usize, fill: T) -> Vec<T> {
+pub(crate) fn touched<T: Copy + Send + Sync>(n: usize, fill: T) -> crate::Result<Vec<T>> {
     use rayon::prelude::*;
+    let mut v = Vec::new();
+    // A length that no memory holds (a lazy sequence may be 2^56 elements long) is an error,
+    // not an abort.
+    v.try_reserve_exact(n)
+        .map_err(|_| crate::Error::OutOfMemory {
+            bytes: n.saturating_mul(std::mem::size_of::<T>()),
+        })?;
     if n * std::mem::size_of::<T>() < 1 << 24 {
-        return vec![fill; n];
+        v.resize(n, fill);
+    } else {
+        v.par_extend(rayon::iter::repeat_n(fill, n));
     }
-    let mut v = Vec::with_capacity(n);
-    v.par_extend(rayon::iter::repeat_n(fill, n));
-    v
+    Ok(v)
 }
 
 #[cfg(test)]

@@ -58,3 +58,35 @@ fn histogram_bins_past_what_memory_holds() {
     }
     assert_eq!(h, want);
 }
+
+/// Results that no memory holds: `OutOfMemory` (or, on a GPU, `InvalidArgument` where a
+/// primitive's own limit comes first), the process intact and the input still readable.
+#[test]
+fn results_past_what_memory_holds() {
+    let d = dev();
+    let n = 1usize << 55; // 2^58 bytes of u64: more than any address space
+    let xs = DeviceSeq::<u64>::sequence(&d, n).unwrap();
+    let oom = |r: devseq::Result<Vec<u64>>, what: &str| {
+        assert!(matches!(r, Err(Error::OutOfMemory { .. })), "{what}: {r:?}")
+    };
+    oom(xs.copy().and_then(|c| c.to_vec()), "copy");
+    oom(xs.to_vec(), "to_vec");
+    oom(xs.map(|x| x * 2).and_then(|c| c.to_vec()), "map, read");
+    let typed = |r: devseq::Result<()>, what: &str| {
+        assert!(
+            matches!(
+                r,
+                Err(Error::OutOfMemory { .. }) | Err(Error::InvalidArgument(_))
+            ),
+            "{what}: {r:?}"
+        )
+    };
+    typed(xs.inclusive_scan(devseq::Op::Add).map(drop), "scan");
+    typed(xs.sort().map(drop), "sort");
+    typed(xs.gather(&xs).map(drop), "gather");
+    typed(xs.merge(&xs).map(drop), "merge");
+    assert_eq!(
+        xs.slice(n - 2..).to_vec().unwrap(),
+        [n as u64 - 2, n as u64 - 1]
+    );
+}

@@ -145,6 +145,26 @@ impl Drop for HostStore {
     }
 }
 
+/// Results of at least this many bytes are reserved once before the work that makes them
+/// (`room`).
+const ROOM_CHECKED: usize = 1 << 30;
+
+/// `Err(OutOfMemory)` where a result of `bytes` cannot be allocated: a result of a GiB or more
+/// is reserved and freed again (its pages untouched) before the work, so that a request that no
+/// memory holds (a lazy sequence may be 2^56 elements long) returns the error where Rust's
+/// allocation would abort the process part-way.
+fn room(bytes: usize) -> Result<()> {
+    if bytes >= ROOM_CHECKED && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+        return Err(Error::OutOfMemory { bytes });
+    }
+    Ok(())
+}
+
+/// `room` for `n` elements of `ty` (saturating: a product past `usize` fails the reservation).
+fn room_for(ty: ScalarType, n: usize) -> Result<()> {
+    room(n.saturating_mul(ty.size()))
+}
+
 /// A stored column of `v`: the host backend's allocation, where an injected fault
 /// (`crate::fault`) fails as a device allocation would.
 pub(crate) fn column<T: Element>(v: Vec<T>) -> Result<Column> {
@@ -434,6 +454,7 @@ impl Backend for HostBackend {
     }
 
     fn materialize(&self, src: &Source) -> Result<Column> {
+        room_for(src.ty(), src.len)?;
         with_type!(src.ty(), T => column(HostSrc::<T>::new(src)?.to_vec()))
     }
 
@@ -450,10 +471,12 @@ impl Backend for HostBackend {
     }
 
     fn scan(&self, src: &Source, op: Op, init: Init) -> Result<Column> {
+        room_for(src.ty(), src.len)?;
         with_type!(src.ty(), T => column(scan::scan(&HostSrc::<T>::new(src)?, op, init)))
     }
 
     fn segmented_scan(&self, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Column> {
+        room_for(src.ty(), src.len)?;
         let f = HostSrc::<u8>::new(flags)?;
         with_type!(src.ty(), T => {
             column(segment::scan(&HostSrc::<T>::new(src)?, &f, op, init))
@@ -474,6 +497,7 @@ impl Backend for HostBackend {
     }
 
     fn head_flags(&self, src: &Source) -> Result<Column> {
+        room(src.len)?;
         with_type!(src.ty(), T => column(segment::head_flags(&HostSrc::<T>::new(src)?)))
     }
 
@@ -483,6 +507,7 @@ impl Backend for HostBackend {
     }
 
     fn gather(&self, src: &Source, idx: &Source) -> Result<Column> {
+        room_for(src.ty(), idx.len)?;
         with_type!(src.ty(), T => {
             let s = HostSrc::<T>::new(src)?;
             let v = match idx.ty() {
@@ -494,6 +519,7 @@ impl Backend for HostBackend {
     }
 
     fn scatter(&self, vals: &Source, idx: &Source, base: &Source) -> Result<Column> {
+        room_for(vals.ty(), base.len)?;
         with_type!(vals.ty(), T => {
             let (v, b) = (HostSrc::<T>::new(vals)?, HostSrc::<T>::new(base)?);
             let out = match idx.ty() {
@@ -527,6 +553,7 @@ impl Backend for HostBackend {
         base: &Source,
         op: Op,
     ) -> Result<Column> {
+        room_for(vals.ty(), base.len)?;
         with_type!(vals.ty(), T => {
             let (v, b) = (HostSrc::<T>::new(vals)?, HostSrc::<T>::new(base)?);
             let out = match idx.ty() {
@@ -543,6 +570,8 @@ impl Backend for HostBackend {
         values: Option<SortValues<'_>>,
         descending: bool,
     ) -> Result<(Column, Option<Column>)> {
+        // The keys with their positions, 8 bytes more each.
+        room(keys.len.saturating_mul(keys.ty().size() + 8))?;
         let (k, order) = with_type!(keys.ty(), K => {
             let k = HostSrc::<K>::new(keys)?;
             match values {
@@ -569,6 +598,7 @@ impl Backend for HostBackend {
         upper: bool,
         idx: ScalarType,
     ) -> Result<Column> {
+        room_for(idx, needles.len)?;
         with_type!(hay.ty(), T => {
             let (h, q) = (HostSrc::<T>::new(hay)?, HostSrc::<T>::new(needles)?);
             match idx {
@@ -584,6 +614,7 @@ impl Backend for HostBackend {
         b: &Source,
         values: &[(&Source, &Source)],
     ) -> Result<(Column, Vec<Column>)> {
+        room_for(a.ty(), a.len.saturating_add(b.len))?;
         let (keys, from) = with_type!(a.ty(), T => {
             let (keys, from) = merge::merge(&HostSrc::<T>::new(a)?, &HostSrc::<T>::new(b)?);
             (column(keys)?, from)
