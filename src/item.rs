@@ -733,6 +733,18 @@ impl<T: Element> std::fmt::Debug for Expr<T> {
     }
 }
 
+/// An empty vector with room for `n` elements, or `OutOfMemory` where the host cannot give it
+/// (a length that no memory holds, as a lazy sequence of up to 2^56 elements may have, is an
+/// error, not the abort of a failed allocation).
+pub(crate) fn reserved<T>(n: usize) -> crate::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| crate::Error::OutOfMemory {
+            bytes: n.saturating_mul(std::mem::size_of::<T>()),
+        })?;
+    Ok(v)
+}
+
 /// `n` copies of `fill` for a copy from the device to land in (`OutOfMemory` where the host
 /// cannot hold them). Large vectors are written by
 /// all of rayon's threads, so that the operating system maps their fresh pages in parallel:
@@ -740,13 +752,7 @@ impl<T: Element> std::fmt::Debug for Expr<T> {
 /// host, against 0.09 s into a vector already touched (examples/transfers).
 pub(crate) fn touched<T: Copy + Send + Sync>(n: usize, fill: T) -> crate::Result<Vec<T>> {
     use rayon::prelude::*;
-    let mut v = Vec::new();
-    // A length that no memory holds (a lazy sequence may be 2^56 elements long) is an error,
-    // not an abort.
-    v.try_reserve_exact(n)
-        .map_err(|_| crate::Error::OutOfMemory {
-            bytes: n.saturating_mul(std::mem::size_of::<T>()),
-        })?;
+    let mut v = reserved(n)?;
     if n * std::mem::size_of::<T>() < 1 << 24 {
         v.resize(n, fill);
     } else {

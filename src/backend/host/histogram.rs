@@ -1,8 +1,8 @@
 //! `histogram` on the host, with the bin formula of the GPU kernel.
 
 use super::HostSrc;
-use crate::error::{Error, Result};
-use crate::item::{Element, ScalarType};
+use crate::error::Result;
+use crate::item::{Element, ScalarType, reserved};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -66,10 +66,7 @@ pub(crate) fn histogram<T: Element>(
 ) -> Result<Vec<u64>> {
     let b = bins as u64;
     if bins > PRIVATE_BINS {
-        let mut counts: Vec<AtomicU64> = Vec::new();
-        counts
-            .try_reserve_exact(bins)
-            .map_err(|_| Error::OutOfMemory { bytes: bins * 8 })?;
+        let mut counts: Vec<AtomicU64> = reserved(bins)?;
         counts.resize_with(bins, || AtomicU64::new(0));
         (0..s.chunks()).into_par_iter().for_each(|c| {
             for &x in s.chunk(c).iter() {

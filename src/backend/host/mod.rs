@@ -154,8 +154,8 @@ const ROOM_CHECKED: usize = 1 << 30;
 /// memory holds (a lazy sequence may be 2^56 elements long) returns the error where Rust's
 /// allocation would abort the process part-way.
 fn room(bytes: usize) -> Result<()> {
-    if bytes >= ROOM_CHECKED && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
-        return Err(Error::OutOfMemory { bytes });
+    if bytes >= ROOM_CHECKED {
+        crate::item::reserved::<u8>(bytes)?;
     }
     Ok(())
 }
