@@ -25,25 +25,30 @@ pub fn exclusive_oracle<X: T>(xs: &[X], init: X, op: devseq::Op) -> Vec<X> {
     out
 }
 
+/// The inclusive scan and the exclusive scan from `init` of `s`, whose elements are `xs`,
+/// against the oracles.
+fn check_scans<X: T>(s: &devseq::DeviceSeq<X>, xs: &[X], op: devseq::Op, init: X, what: &str) {
+    let got = s.inclusive_scan(op).unwrap().to_vec().unwrap();
+    assert_same(
+        &got,
+        &inclusive_oracle(xs, op),
+        &format!("inclusive {what}"),
+    );
+    let got = s.exclusive_scan(init, op).unwrap().to_vec().unwrap();
+    assert_same(
+        &got,
+        &exclusive_oracle(xs, init, op),
+        &format!("exclusive {what} init {init:?}"),
+    );
+}
+
 fn scans<X: T>() {
     let mut r = Rng::new(std::any::type_name::<X>());
     for op in ops::<X>() {
         for &n in sizes() {
             let xs: Vec<X> = draw_vec(&mut r, n, gen_for(op));
-            let s = upload(&xs);
-            let got = s.inclusive_scan(op).unwrap().to_vec().unwrap();
-            assert_same(
-                &got,
-                &inclusive_oracle(&xs, op),
-                &format!("inclusive {op:?} n={n}"),
-            );
             let init = X::draw(&mut r, gen_for(op));
-            let got = s.exclusive_scan(init, op).unwrap().to_vec().unwrap();
-            assert_same(
-                &got,
-                &exclusive_oracle(&xs, init, op),
-                &format!("exclusive {op:?} n={n}"),
-            );
+            check_scans(&upload(&xs), &xs, op, init, &format!("{op:?} n={n}"));
         }
     }
 }
@@ -125,20 +130,8 @@ fn computed_past_mid<X: T>() {
             let add =
                 |i: usize| X::from_acc(X::op(devseq::Op::Add, xs[i].acc(), X::from_index(i).acc()));
             let ys: Vec<X> = (0..n).map(add).collect();
-            let what = format!("{op:?} n={n}");
-            let got = lazy.inclusive_scan(op).unwrap().to_vec().unwrap();
-            assert_same(
-                &got,
-                &inclusive_oracle(&ys, op),
-                &format!("inclusive {what}"),
-            );
             let init = X::draw(&mut r, gen_for(op));
-            let got = lazy.exclusive_scan(init, op).unwrap().to_vec().unwrap();
-            assert_same(
-                &got,
-                &exclusive_oracle(&ys, init, op),
-                &format!("exclusive {what} init {init:?}"),
-            );
+            check_scans(&lazy, &ys, op, init, &format!("{op:?} n={n}"));
         }
     }
 }

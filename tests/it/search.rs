@@ -1086,6 +1086,20 @@ fn top_k_signaling_nan_f32() {
     top_k_signaling::<f32>([0x7fc0_0000, 0x7fbf_ffff, 0xffc0_0000, 0xff80_0001])
 }
 
+/// `merge_pairs` of the keys `ka`, `kb` (merged: `wk`) with the values `a`, `b`: the keys and
+/// the values `want`, bit for bit.
+fn merged_values<X: S, V: devseq::Element + std::fmt::Debug>(
+    (ka, kb, wk): (&DeviceSeq<X>, &DeviceSeq<X>, &[X]),
+    a: &[V],
+    b: &[V],
+    want: &[V],
+    what: &str,
+) {
+    let (k, v) = ka.merge_pairs(&upload(a), kb, &upload(b)).unwrap();
+    assert_bits(&k.to_vec().unwrap(), wk, &format!("keys, {what} values"));
+    assert_bits(&v.to_vec().unwrap(), want, &format!("{what} values"));
+}
+
 /// `merge_pairs` with value columns of 1, 2 and 8 bytes (alone, and as the columns of one
 /// tuple), under 4-byte keys (merge tiles of 6912 outputs) and 8-byte keys (1792): totals of
 /// one tile, one more, and many tiles, with many ties across the two sides. Each value is its
@@ -1124,52 +1138,36 @@ fn merge_pairs_value_widths<X: S>() {
             let (a64, b64, w64) = col(&hash);
             let v8 = |v: &[u64]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
             let v16 = |v: &[u64]| v.iter().map(|&x| x as i16).collect::<Vec<i16>>();
+            // Finite halves (below the exponent of infinity).
+            let h = |v: &[u64]| {
+                v.iter()
+                    .map(|&x| f16::from_bits(x as u16 & 0x7bff))
+                    .collect::<Vec<f16>>()
+            };
             // Finite doubles (bit 62 clear), distinct bits.
             let vf = |v: &[u64]| {
                 v.iter()
                     .map(|&x| f64::from_bits(x & !(1 << 62)))
                     .collect::<Vec<f64>>()
             };
-            let (k, v) = ka
-                .merge_pairs(&upload(&v8(&a8)), &kb, &upload(&v8(&b8)))
-                .unwrap();
-            assert_bits(
-                &k.to_vec().unwrap(),
-                &wk,
-                &format!("keys, u8 values {what}"),
-            );
-            assert_bits(&v.to_vec().unwrap(), &v8(&w8), &format!("u8 values {what}"));
-            let (_, v) = ka
-                .merge_pairs(&upload(&v16(&a16)), &kb, &upload(&v16(&b16)))
-                .unwrap();
-            assert_bits(
-                &v.to_vec().unwrap(),
+            let sides = (&ka, &kb, wk.as_slice());
+            merged_values(sides, &v8(&a8), &v8(&b8), &v8(&w8), &format!("u8 {what}"));
+            merged_values(
+                sides,
+                &v16(&a16),
+                &v16(&b16),
                 &v16(&w16),
-                &format!("i16 values {what}"),
+                &format!("i16 {what}"),
             );
-            let h = |v: &[u64]| {
-                v.iter()
-                    .map(|&x| f16::from_bits(x as u16 & 0x7bff))
-                    .collect::<Vec<f16>>()
-            };
-            let (_, v) = ka
-                .merge_pairs(&upload(&h(&a16)), &kb, &upload(&h(&b16)))
-                .unwrap();
-            assert_bits(
-                &v.to_vec().unwrap(),
-                &h(&w16),
-                &format!("f16 values {what}"),
-            );
-            let (_, v) = ka
-                .merge_pairs(&upload(&vf(&a64)), &kb, &upload(&vf(&b64)))
-                .unwrap();
-            assert_bits(
-                &v.to_vec().unwrap(),
+            merged_values(sides, &h(&a16), &h(&b16), &h(&w16), &format!("f16 {what}"));
+            merged_values(
+                sides,
+                &vf(&a64),
+                &vf(&b64),
                 &vf(&w64),
-                &format!("f64 values {what}"),
+                &format!("f64 {what}"),
             );
-            let (_, v) = ka.merge_pairs(&upload(&a64), &kb, &upload(&b64)).unwrap();
-            assert_eq!(v.to_vec().unwrap(), w64, "u64 values {what}");
+            merged_values(sides, &a64, &b64, &w64, &format!("u64 {what}"));
             // One tuple of the three widths: its columns move together.
             let tup = |x: &[u64], y: &[u64], z: &[u64]| -> Vec<(u8, i16, u64)> {
                 (0..x.len())
