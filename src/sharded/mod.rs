@@ -29,7 +29,12 @@ use std::sync::Arc;
 ///   same device), or clones of one GPU's `Device`. Shards then share one memory and an
 ///   exchange hands over views; the same sharded algorithms run, so a host group is how they
 ///   are tested without a GPU, and clones of one GPU are how they are tested on a machine with
-///   one.
+///   one;
+/// - any other mix: the host beside GPUs, or one GPU through two `Device`s (two streams, which
+///   NCCL cannot take as two ranks). An exchange between two of its devices copies through
+///   host memory (the sender's device finishes the work that makes the piece, the receiver's
+///   queues the upload), between clones of one `Device` it hands over views. The results are
+///   those of the other kinds; the exchanges cost a download and an upload each.
 ///
 /// A group of one GPU needs no NCCL. `DeviceGroup` is `Clone` (O(1): clones share the
 /// communicators) and `Send + Sync`.
@@ -92,17 +97,17 @@ impl DeviceGroup {
         DeviceGroup::new(&devices)
     }
 
-    /// A group of `devices`, in order: distinct GPUs, or one device repeated (host devices,
-    /// or clones of one GPU's `Device`). See [`DeviceGroup`].
+    /// A group of `devices`, in order: any devices (distinct GPUs exchange through NCCL, one
+    /// device repeated hands over views, other mixes copy through host memory; see
+    /// [`DeviceGroup`]).
     ///
     /// Cost: for several GPUs, NCCL's communicator setup (`ncclCommInitAll`; tenths of a
     /// second): make a group once and keep it.
     ///
     /// # Errors
     ///
-    /// `Error::InvalidArgument` for no devices, for a group that mixes the host and GPUs, or
-    /// that holds one GPU through two different `Device`s (two streams); `Error::NoCuda` where
-    /// distinct GPUs need NCCL and `libnccl.so.2` does not load; `Error::Cuda` from NCCL.
+    /// `Error::InvalidArgument` for no devices; `Error::NoCuda` where distinct GPUs need NCCL
+    /// and `libnccl.so.2` does not load; `Error::Cuda` from NCCL.
     ///
     /// # Examples
     ///
@@ -111,10 +116,27 @@ impl DeviceGroup {
     /// let three = DeviceGroup::new(&[Device::host(), Device::host(), Device::host()])?;
     /// assert_eq!(three.len(), 3);
     /// assert!(matches!(DeviceGroup::new(&[]), Err(Error::InvalidArgument(_))));
+    /// // The host beside a GPU: exchanges copy through host memory.
+    /// if let Ok(gpu) = Device::cuda(0) {
+    ///     let mixed = DeviceGroup::new(&[gpu, Device::host()])?;
+    ///     let xs = devseq::ShardedSeq::from_slice(&mixed, &[5u32, 1, 4, 2, 3])?;
+    ///     assert_eq!(xs.sort()?.to_vec()?, [1, 2, 3, 4, 5]);
+    /// }
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn new(devices: &[Device]) -> Result<DeviceGroup> {
-        let mesh = Mesh::new(devices)?;
+        Self::of(devices, Mesh::new(devices)?)
+    }
+
+    /// A group of `devices` whose exchanges copy through host memory whatever the devices
+    /// are (for tests of the copies on a machine with one kind of device); otherwise as
+    /// [`new`](Self::new).
+    #[doc(hidden)]
+    pub fn with_copies(devices: &[Device]) -> Result<DeviceGroup> {
+        Self::of(devices, Mesh::copied(devices)?)
+    }
+
+    fn of(devices: &[Device], mesh: Mesh) -> Result<DeviceGroup> {
         Ok(DeviceGroup {
             inner: Arc::new(Group {
                 devices: devices.to_vec(),

@@ -220,8 +220,9 @@ impl<T: Element> ShardedSeq<T> {
     /// [`DeviceSeq::histogram`] defines them, on the group's first device.
     ///
     /// Each shard is counted on its device (at the same time), and the counts are summed
-    /// on the first device: by NCCL's reduction between GPUs, by one pass over the shards'
-    /// counts where the shards share one device. Exact: the result equals one device's.
+    /// on the first device: by NCCL's reduction between GPUs, else by one pass over the shards'
+    /// counts (copied there first where a group mixes devices). Exact: the result equals one
+    /// device's.
     ///
     /// Cost: one read of every shard; the exchange of `bins` counts a shard.
     ///
@@ -248,33 +249,34 @@ impl<T: Element> ShardedSeq<T> {
         let counts = per_shard(self.shards.len(), |k| {
             self.shards[k].histogram(bins, lo, hi)
         })?;
-        match self.group.mesh().comms() {
-            Some(comms) => {
-                let cols = counts
-                    .iter()
-                    .map(|c| {
-                        c.source()
-                            .as_column()
-                            .cloned()
-                            .ok_or_else(|| Error::Internal("a histogram that is not stored".into()))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let first = self.group.devices()[0].clone();
-                Ok(DeviceSeq::stored(&first, comms.sum_u64(&cols, bins)?))
-            }
-            None => {
-                let mut it = counts.into_iter();
-                let first = it
-                    .next()
-                    .ok_or_else(|| Error::Internal("a group of no devices".into()))?;
-                let mut sum = first.clone();
-                let mut summed = false;
-                for c in it {
-                    sum = sum.zip_map(&c, |a, b| a + b)?;
-                    summed = true;
-                }
-                if summed { sum.copy() } else { Ok(first) }
-            }
+        let cols = counts
+            .iter()
+            .map(|c| {
+                c.source()
+                    .as_column()
+                    .cloned()
+                    .ok_or_else(|| Error::Internal("a histogram that is not stored".into()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let first = self.group.devices()[0].clone();
+        let mesh = self.group.mesh();
+        if let Some(comms) = mesh.comms() {
+            return Ok(DeviceSeq::stored(&first, comms.sum_u64(&cols, bins)?));
+        }
+        // One memory, or copies through the host: the counts on the first device, summed there.
+        let mut cols = cols.into_iter().enumerate();
+        let Some((_, own)) = cols.next() else {
+            return Err(Error::Internal("a group of no devices".into()));
+        };
+        let mut sum = DeviceSeq::<u64>::stored(&first, own);
+        for (k, col) in cols {
+            let counts = DeviceSeq::<u64>::stored(&first, mesh.carry(col, k, 0)?);
+            sum = sum.zip_map(&counts, |a, b| a + b)?;
+        }
+        if counts.len() > 1 {
+            sum.copy()
+        } else {
+            Ok(sum)
         }
     }
 }

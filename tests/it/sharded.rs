@@ -102,14 +102,46 @@ fn shard<X: Element>(g: &DeviceGroup, data: &[X], layout: &Option<Vec<usize>>) -
     }
 }
 
-/// Every (group, length, layout) combination, with a label for messages.
+/// A group of `k` (2 or 3) devices whose exchanges copy through host memory (made once a
+/// process). On a GPU machine, mixes that `DeviceGroup::new` makes so: `[GPU, host]`, and
+/// `[host, GPU, GPU 0 through a second Device]` (another stream); on the host, host devices
+/// made to copy every piece (`with_copies`), so that CI runs the copies too.
+pub fn mixed(k: usize) -> DeviceGroup {
+    static MIXED: OnceLock<Mutex<HashMap<usize, DeviceGroup>>> = OnceLock::new();
+    let mut made = MIXED.get_or_init(Default::default).lock().unwrap();
+    made.entry(k)
+        .or_insert_with(|| {
+            let d = dev();
+            let g = if d.is_cuda() {
+                let host = Device::host();
+                let devices = match k {
+                    2 => vec![d, host],
+                    _ => vec![host, d, Device::cuda(0).expect("a second Device of GPU 0")],
+                };
+                DeviceGroup::new(&devices).expect("a mixed DeviceGroup")
+            } else {
+                DeviceGroup::with_copies(&vec![d; k]).expect("DeviceGroup::with_copies")
+            };
+            eprintln!("sharded tests: a mixed group of {k}: {g:?}");
+            assert_eq!(g.len(), k);
+            assert_eq!(g.nccl_version(), None, "a mixed group needs no NCCL");
+            g
+        })
+        .clone()
+}
+
+/// Every (group, length, layout) combination, with a label for messages: groups of 1, 2 and
+/// 3 devices of `dev()`'s kind, and mixed groups of 2 and 3.
 fn cases() -> Vec<(DeviceGroup, usize, Option<Vec<usize>>, String)> {
+    let groups = GROUPS
+        .iter()
+        .map(|&k| (group(k), format!("k={k}")))
+        .chain([2, 3].map(|k| (mixed(k), format!("mixed k={k}"))));
     let mut v = Vec::new();
-    for k in GROUPS {
-        let g = group(k);
+    for (g, name) in groups {
         for n in lens() {
-            for layout in layouts(n, k) {
-                let label = format!("k={k} n={n} layout={layout:?}");
+            for layout in layouts(n, g.len()) {
+                let label = format!("{name} n={n} layout={layout:?}");
                 v.push((g.clone(), n, layout, label));
             }
         }
@@ -588,38 +620,72 @@ fn sharded_bad_inputs() {
     assert_eq!(f.to_vec().unwrap(), [1.0, 2.0, 3.0]);
 }
 
-/// Groups that cannot be: the host and a GPU together, one GPU through two `Device`s (two
-/// streams), a shard on a device of another kind; `cuda_all` where there is no GPU. What the
-/// machine cannot build is said, not passed over silently: on the host only the last applies.
+/// The kinds of group `DeviceGroup::new` makes: of no devices none; clones of one device
+/// (no NCCL); mixes of the host and GPU 0, one GPU through two `Device`s, and clones beside
+/// other devices (copies through the host, no NCCL; `mixed` runs every operation over the first
+/// two, here a sort and a histogram run over the last); a shard on another device than its
+/// group's is refused. On the host, where only host devices exist, the copies run in
+/// `with_copies` groups (`mixed`) and `cuda_all` must fail; that the GPU mixes were not made is
+/// said, not passed over.
 #[test]
-fn sharded_groups_that_cannot_be() {
+fn sharded_group_kinds() {
     let d = dev();
+    assert!(matches!(
+        DeviceGroup::with_copies(&[]),
+        Err(Error::InvalidArgument(_))
+    ));
     let Ok(gpu) = Device::cuda(0) else {
         assert!(matches!(DeviceGroup::cuda_all(), Err(Error::NoCuda(_))));
         assert!(!d.is_cuda());
-        eprintln!("sharded_groups_that_cannot_be: no GPU here; the mixed groups need one");
+        eprintln!("sharded_group_kinds: no GPU here; the mixes of the host and a GPU need one");
         return;
     };
     let host = Device::host();
-    assert!(matches!(
-        DeviceGroup::new(&[gpu.clone(), host.clone()]),
-        Err(Error::InvalidArgument(_))
-    ));
-    let other_stream = Device::cuda(0).unwrap();
-    assert!(matches!(
-        DeviceGroup::new(&[gpu.clone(), other_stream]),
-        Err(Error::InvalidArgument(_))
-    ));
     let clones = DeviceGroup::new(&[gpu.clone(), gpu.clone()]).unwrap();
     assert_eq!(
         clones.nccl_version(),
         None,
         "clones of one GPU need no NCCL"
     );
+    let other_stream = Device::cuda(0).unwrap();
+    for devices in [
+        vec![gpu.clone(), host.clone()],
+        vec![gpu.clone(), other_stream.clone()],
+        vec![gpu.clone(), host.clone(), gpu.clone(), other_stream.clone()],
+    ] {
+        let g = DeviceGroup::new(&devices).unwrap();
+        assert_eq!(g.nccl_version(), None, "{g:?}: copies, not NCCL");
+        assert_eq!(g.len(), devices.len());
+        let mut r = Rng::new("group kinds");
+        let xs: Vec<u32> = (0..100_003).map(|_| r.next() as u32 % 1000).collect();
+        let s = ShardedSeq::from_slice(&g, &xs).unwrap();
+        let mut want = xs.clone();
+        want.sort();
+        let sorted = s.sort().unwrap();
+        check_sharding(&g, &sorted, &format!("{g:?}"));
+        assert_eq!(sorted.to_vec().unwrap(), want, "{g:?}: sort");
+        let mut counts = vec![0u64; 10];
+        for &x in &xs {
+            counts[x as usize / 100] += 1;
+        }
+        let h = s.histogram(10, 0, 1000).unwrap();
+        assert!(h.device().same(&devices[0]), "{g:?}: on the first device");
+        assert_eq!(h.to_vec().unwrap(), counts, "{g:?}: histogram");
+    }
     let on_host = DeviceSeq::from_slice(&host, &[1u32, 2]).unwrap();
     let on_gpu = DeviceSeq::from_slice(&gpu, &[3u32]).unwrap();
     assert!(matches!(
         ShardedSeq::from_shards(&clones, vec![on_gpu.clone(), on_host.clone()]),
+        Err(Error::DeviceMismatch)
+    ));
+    let mix = DeviceGroup::new(&[gpu.clone(), host.clone()]).unwrap();
+    assert!(matches!(
+        ShardedSeq::from_shards(&mix, vec![on_host.clone(), on_gpu.clone()]),
+        Err(Error::DeviceMismatch)
+    ));
+    let two_streams = DeviceGroup::new(&[gpu.clone(), other_stream.clone()]).unwrap();
+    assert!(matches!(
+        ShardedSeq::from_shards(&two_streams, vec![on_gpu.clone(), on_gpu.clone()]),
         Err(Error::DeviceMismatch)
     ));
     match DeviceGroup::cuda_all() {
@@ -632,6 +698,7 @@ fn sharded_groups_that_cannot_be() {
         Err(e) => panic!("cuda_all: {e}"),
     }
     assert_eq!(on_host.to_vec().unwrap(), [1, 2]);
+    assert_eq!(on_gpu.to_vec().unwrap(), [3]);
 }
 
 /// Many shards on a small input, and from several threads at once (the group is shared).
