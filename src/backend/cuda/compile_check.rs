@@ -10,6 +10,8 @@
 //! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time (and its source's hash),
 //! `DEVSEQ_COMPILE_SAMPLE=k` keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the
 //! quick form (`jit.rs`) and `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
+//! `DEVSEQ_COMPILE_ARCH` names another target: an `sm_` one for its images, a `compute_` one
+//! for PTX (dumped as `.ptx`, NUL-terminated as NVRTC gives it), to time ptxas apart.
 
 use super::key::KernelKey;
 use super::source::SourceKey;
@@ -305,9 +307,10 @@ fn kernels_compile() {
         .map(|(_, x)| x)
         .collect();
     let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
+    let arch = std::env::var("DEVSEQ_COMPILE_ARCH").unwrap_or_else(|_| "sm_90".into());
     let compile = |key, name: &str, hash: u32| {
         timed(&format!("{name} [{hash:08x}]"), || {
-            jit::compile_for("sm_90", key, info)
+            jit::compile_for(&arch, key, info)
         })
     };
     let failures: Vec<String> = all
@@ -321,7 +324,12 @@ fn kernels_compile() {
                         .collect();
                     let file = d.join(format!("{file}_{hash:08x}"));
                     let _ = std::fs::create_dir_all(d);
-                    let _ = std::fs::write(file.with_extension("cubin"), image);
+                    let ext = if arch.starts_with("compute_") {
+                        "ptx"
+                    } else {
+                        "cubin"
+                    };
+                    let _ = std::fs::write(file.with_extension(ext), image);
                     let _ = std::fs::write(file.with_extension("cu"), jit::instance(key).0);
                 }
                 if info {

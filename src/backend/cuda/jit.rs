@@ -890,7 +890,11 @@ pub(crate) fn compile_for(
     ptxas_info: bool,
 ) -> Result<(Vec<u8>, String)> {
     let (src, expr) = instance(key);
-    let target = Target::Cubin(arch.to_string());
+    let target = if arch.starts_with("compute_") {
+        Target::Ptx(arch.to_string())
+    } else {
+        Target::Cubin(arch.to_string())
+    };
     // The quick form where `DEVSEQ_COMPILE_QUICK` is set.
     let mut opts = if std::env::var_os("DEVSEQ_COMPILE_QUICK").is_some() {
         quick_options(arch)
