@@ -49,7 +49,8 @@ impl<T: Item> DeviceSeq<T> {
     /// `base` with `out[indices[i]] = self[i]`; where indices repeat, one of their values
     /// lands (which is unspecified, and on a GPU may differ from run to run: the one exception
     /// to the crate's determinism; [`scatter_combine`](Self::scatter_combine) combines them
-    /// in a defined order).
+    /// in a defined order, and `scatter_combine_with(indices, base, |_, later| later)` lands
+    /// the value of the highest position, on every run and device).
     ///
     /// Bounds-checked as [`gather`](Self::gather).
     ///
@@ -71,6 +72,11 @@ impl<T: Item> DeviceSeq<T> {
     /// let idx = DeviceSeq::from_slice(&dev, &[3u32, 0])?;
     /// let base = DeviceSeq::filled(&dev, 0u8, 5)?;
     /// assert_eq!(vals.scatter(&idx, &base)?.to_vec()?, [9, 0, 0, 7, 0]);
+    /// // Repeated indices, the last value landing (deterministic):
+    /// let vals = DeviceSeq::from_slice(&dev, &[7u8, 9, 4, 1])?;
+    /// let idx = DeviceSeq::from_slice(&dev, &[3u32, 0, 3, 0])?;
+    /// let last = vals.scatter_combine_with(&idx, &base, |_, later| later)?;
+    /// assert_eq!(last.to_vec()?, [1, 0, 0, 4, 0]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn scatter<I: Index>(&self, indices: &DeviceSeq<I>, base: &DeviceSeq<T>) -> Result<Self> {
@@ -89,7 +95,8 @@ impl<T: Item> DeviceSeq<T> {
 
     /// `out[indices[i]] = self[i]` in place: `out` keeps its other elements (Thrust's
     /// `scatter` into an output range, NumPy's `out[indices] = seq`); where indices repeat, one
-    /// of their values lands (which is unspecified, and on a GPU may differ from run to run).
+    /// of their values lands (which is unspecified, and on a GPU may differ from run to run;
+    /// see [`scatter`](Self::scatter) for a deterministic choice).
     ///
     /// Where `out` is stored and no other sequence shares its memory (no clone, slice or lazy
     /// sequence over it), the values are written into that memory and nothing is copied. Else
