@@ -7,7 +7,7 @@
 //! that differ only in their constants share one compiled kernel, as map closures do.
 
 use super::eval::{Lanes, Val, by_lane, canonical, eval, eval_block, fill_lane};
-use super::graph::{Bin, Builder, Cmp, Kind, Node};
+use super::graph::{Bin, Builder, Cmp, Kind, Node, passes};
 use super::{Traced, trace};
 use crate::error::Result;
 use crate::item::{Exprs, Item, ScalarType};
@@ -42,6 +42,21 @@ pub(crate) struct CombinerShape {
     pub stored: usize,
     pub segmented: bool,
     pub params: usize,
+}
+
+/// Node `m` of `b` made canonical where it is a float computed (`passes` not), by a `Canon`
+/// node: for the computed branch of a `Select` that a lifted operator adds, so that the
+/// `Select` passes its other branch through with its bits.
+fn canonical_node(b: &mut Builder, m: u32) -> u32 {
+    let n = b.nodes[m as usize];
+    if n.ty.is_float() && !passes(&b.nodes, m) {
+        b.add(Node {
+            ty: n.ty,
+            kind: Kind::Canon(m),
+        })
+    } else {
+        m
+    }
 }
 
 impl Combiner {
@@ -169,12 +184,15 @@ impl Combiner {
         };
         let zero = b.add(u8n(Kind::Param(self.params.len() as u32)));
         let head = b.add(u8n(Kind::Cmp(Cmp::Ne, fb, zero)));
+        // At a head the right operand passes through with its bits; elsewhere the combination,
+        // made canonical where the operator's own result is.
         let mut outs: Vec<u32> = (0..k)
             .map(|j| {
                 let ty = self.types[j];
+                let m = canonical_node(&mut b, map[self.outs[j] as usize]);
                 b.add(Node {
                     ty,
-                    kind: Kind::Select(head, b_args[j], map[self.outs[j] as usize]),
+                    kind: Kind::Select(head, b_args[j], m),
                 })
             })
             .collect();
@@ -235,9 +253,10 @@ impl Combiner {
         let outs = (0..k)
             .map(|j| {
                 let ty = self.types[j];
+                let m = canonical_node(&mut b, map[self.outs[j] as usize]);
                 let v = b.add(Node {
                     ty,
-                    kind: Kind::Select(head, map[self.outs[j] as usize], xs[j]),
+                    kind: Kind::Select(head, m, xs[j]),
                 });
                 if ty.compute() == ty {
                     v
@@ -312,10 +331,10 @@ impl Combiner {
         eval(&self.nodes, self.outs[0], scratch, leaf);
         out.extend(self.outs.iter().map(|&o| {
             let v = scratch[o as usize];
-            if !canon || matches!(self.nodes[o as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
-                v
-            } else {
+            if canon && !passes(&self.nodes, o) {
                 canonical(v)
+            } else {
+                v
             }
         }));
     }
@@ -361,7 +380,7 @@ impl Combiner {
         });
         for (o, &r) in out.iter_mut().zip(&self.outs) {
             o.push_strided(&lanes[r as usize], 0, 1, len);
-            if canon && !matches!(self.nodes[r as usize].kind, Kind::Arg(_) | Kind::Param(_)) {
+            if canon && !passes(&self.nodes, r) {
                 o.canonicalize();
             }
         }

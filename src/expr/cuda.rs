@@ -1,7 +1,7 @@
 //! Expression graphs as CUDA C++: one `const` local a node, with the functions of
 //! `kernels/prelude.cuh`, which have the semantics that the host interpreter (`eval.rs`) has.
 
-use super::graph::{Bin, Cmp, Kind, Node, Un};
+use super::graph::{Bin, Cmp, Kind, Node, Un, passes};
 use crate::item::ScalarType;
 use std::fmt::Write;
 
@@ -76,10 +76,12 @@ pub(crate) fn print_nodes(
                 format!("(u8)({} {o} {} ? 1 : 0)", v(a), v(b))
             }
             Kind::Select(cnd, a, b) => format!("({} != 0 ? {} : {})", v(cnd), v(a), v(b)),
+            Kind::Canon(a) => format!("ds::canon({})", v(a)),
             Kind::Bits(a) => {
-                // A computed NaN is made canonical first (its sign is not specified).
+                // A computed NaN is made canonical first (its sign is not specified); one passed
+                // through keeps its bits.
                 let o = &nodes[*a as usize];
-                let x = if o.kind.is_leaf() {
+                let x = if passes(nodes, *a) {
                     v(a)
                 } else {
                     format!("ds::canon({})", v(a))

@@ -3,7 +3,7 @@
 //! for a block of elements node by node in typed loops (`eval_block`), both through the same
 //! per-element operations (`apply`).
 
-use super::graph::{Bin, Cmp, Kind, Node, Un};
+use super::graph::{Bin, Cmp, Kind, Node, Un, passes};
 use crate::item::{ScalarType, float_max, float_min};
 use half::{bf16, f16};
 
@@ -418,15 +418,17 @@ fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
         }
         Kind::Cast(a) => cast(v(a), n.ty),
         Kind::Bits(a) => {
-            // A computed NaN is made canonical first (its sign is not specified).
+            // A computed NaN is made canonical first (its sign is not specified); one passed
+            // through keeps its bits.
             let o = &nodes[a as usize];
-            let x = if o.kind.is_leaf() {
+            let x = if passes(nodes, a) {
                 v(a)
             } else {
                 canonical(v(a))
             };
             Val::U64(o.ty.bits_from_compute(x.bits()))
         }
+        Kind::Canon(a) => canonical(v(a)),
         // Leaves have no operands: their values come from the caller.
         Kind::Arg(_)
         | Kind::Param(_)

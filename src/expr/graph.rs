@@ -89,13 +89,26 @@ pub(crate) enum Kind {
     /// The stored bits of the operand (a value of its type), zero-extended (the node is a
     /// `u64`).
     Bits(u32),
+    /// The operand, a float NaN made the canonical one (`eval::canonical`): only where devseq
+    /// lifts an operator (`Combiner::segmented`, `head_transform`) into a `Select` between an
+    /// operand passed through and the operator's computed result.
+    Canon(u32),
 }
 
-impl Kind {
-    /// A value read, not computed: an argument, a constant, a column's element.
-    pub fn is_leaf(&self) -> bool {
-        matches!(self, Kind::Arg(_) | Kind::Param(_) | Kind::Column(_))
+/// Whether node `id` of `nodes` passes a value through rather than computes it: a value read
+/// (an argument, a constant, a column's element), one made canonical already (`Canon`), or one
+/// that `Select` chooses among such values. A float NaN passed through keeps its bits; a
+/// computed one is made the canonical NaN (`eval::canonical`), since its sign is not specified.
+pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
+    let mut todo = vec![id];
+    while let Some(k) = todo.pop() {
+        match nodes[k as usize].kind {
+            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => {}
+            Kind::Select(_, a, b) => todo.extend([a, b]),
+            _ => return false,
+        }
     }
+    true
 }
 
 /// One value of a graph: its element type and how it is computed.
@@ -109,9 +122,11 @@ impl Node {
     /// The nodes this one reads.
     pub fn operands(&self) -> impl Iterator<Item = u32> {
         let (a, b, c) = match self.kind {
-            Kind::Unary(_, a) | Kind::Cast(a) | Kind::Bits(a) | Kind::Head(a, _) => {
-                (Some(a), None, None)
-            }
+            Kind::Unary(_, a)
+            | Kind::Cast(a)
+            | Kind::Bits(a)
+            | Kind::Canon(a)
+            | Kind::Head(a, _) => (Some(a), None, None),
             Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
             Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
             _ => (None, None, None),
@@ -145,6 +160,7 @@ impl Node {
             Kind::Unary(op, a) => Kind::Unary(op, f(a)),
             Kind::Cast(a) => Kind::Cast(f(a)),
             Kind::Bits(a) => Kind::Bits(f(a)),
+            Kind::Canon(a) => Kind::Canon(f(a)),
             Kind::Head(c, p) => Kind::Head(f(c), p),
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
             Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),
@@ -168,13 +184,11 @@ impl Graph {
         self.nodes[self.out as usize].ty
     }
 
-    /// Whether the result is computed (not a stored element or a constant passed through):
-    /// a computed float result is made canonical where it is NaN (`eval::canonical`).
+    /// Whether the result is computed (not passed through, `passes`, and not a random
+    /// number): a computed float result is made canonical where it is NaN (`eval::canonical`).
     pub fn out_is_computed(&self) -> bool {
-        !matches!(
-            self.nodes[self.out as usize].kind,
-            Kind::Column(_) | Kind::Param(_) | Kind::Arg(_) | Kind::Random(..)
-        )
+        !passes(&self.nodes, self.out)
+            && !matches!(self.nodes[self.out as usize].kind, Kind::Random(..))
     }
 
     /// Whether the element function's code would dominate a kernel's compile where it is

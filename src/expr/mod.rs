@@ -393,6 +393,10 @@ impl<T: Element> Expr<T> {
 
     /// `if cond != 0 { if_nonzero } else { if_zero }`.
     ///
+    /// Floats: where both branches are values read (elements, constants, or selects of them),
+    /// the chosen value keeps its bits, NaN payloads and signs included; where a branch is
+    /// computed, a NaN result is the canonical one, as any computed NaN is.
+    ///
     /// # Examples
     ///
     /// ```
@@ -435,7 +439,8 @@ impl<T: Element> Expr<T> {
     /// The stored bits of the value, zero-extended: `f32::to_bits` for an `f32`, the two's
     /// complement bits for a signed integer (`-1i8` gives `0xff`), the bits of the `f16` or
     /// `bf16` the value rounds to (a NaN keeps its sign). A computed NaN is the canonical
-    /// one (`f32::NAN`), as it would be stored; a NaN read from memory keeps its bits.
+    /// one (`f32::NAN`), as it would be stored; a NaN read from memory keeps its bits, and so
+    /// does one that [`select`](Expr::select) chooses where both its branches are read.
     ///
     /// # Examples
     ///

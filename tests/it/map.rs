@@ -491,6 +491,128 @@ fn float_min_max_keep_the_first_of_equal_zeros() {
     );
 }
 
+/// A NaN that `select` passes through keeps its bits (payload and sign), as a NaN read from
+/// memory does, in the value and in `bits()`; one that arithmetic computes is the canonical
+/// NaN. f32 and f64, across several tiles, a stored result and a fused one (a reduction).
+#[test]
+fn select_passes_nan_bits_through() {
+    let mut r = Rng::new("select nan bits");
+    let n = 70_001;
+    let nan32 = |r: &mut Rng| f32::from_bits(0x7f80_0001 | (r.next() as u32 & 0x803f_ffff));
+    let xs: Vec<f32> = (0..n)
+        .map(|i| if i % 3 == 0 { nan32(&mut r) } else { i as f32 })
+        .collect();
+    let ys: Vec<f32> = (0..n)
+        .map(|i| {
+            if i % 5 == 0 {
+                nan32(&mut r)
+            } else {
+                -(i as f32)
+            }
+        })
+        .collect();
+    let (a, b) = (upload(&xs), upload(&ys));
+    // Where x is NaN, y (maybe a NaN with a payload), else x.
+    let pick = |x: f32, y: f32| if x.is_nan() { y } else { x };
+    let want: Vec<u32> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| pick(x, y).to_bits())
+        .collect();
+    let sel = a.zip_map(&b, |x, y| Expr::select(x.ne(x), y, x)).unwrap();
+    let got: Vec<u32> = sel.to_vec().unwrap().iter().map(|v| v.to_bits()).collect();
+    assert!(
+        got == want,
+        "select of f32 leaves: first difference at {:?}",
+        first_diff(&got, &want)
+    );
+    let bits = a
+        .zip_map(&b, |x, y| Expr::select(x.ne(x), y, x).to_bits())
+        .unwrap();
+    let got: Vec<u64> = bits.to_vec().unwrap();
+    let want64: Vec<u64> = want.iter().map(|&w| w as u64).collect();
+    assert!(
+        got == want64,
+        "bits of a select of f32 leaves: first difference at {:?}",
+        first_diff(&got, &want64)
+    );
+    // Fused into a reduction of the bits: the same sum.
+    let sum = a
+        .zip_map(&b, |x, y| Expr::select(x.ne(x), y, x).to_bits())
+        .unwrap()
+        .reduce(devseq::Op::Add)
+        .unwrap();
+    assert_eq!(
+        sum,
+        want64.iter().fold(0u64, |s, &w| s.wrapping_add(w)),
+        "fused bits"
+    );
+    // A select with a computed branch is computed: every NaN it gives is the canonical one,
+    // the one that passes y through included.
+    let add = a
+        .zip_map(&b, |x, y| Expr::select(x.ne(x), x + 0.0f32, y))
+        .unwrap();
+    let got: Vec<u32> = add.to_vec().unwrap().iter().map(|v| v.to_bits()).collect();
+    let want: Vec<u32> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| {
+            if x.is_nan() || y.is_nan() {
+                f32::NAN.to_bits()
+            } else {
+                y.to_bits()
+            }
+        })
+        .collect();
+    assert!(
+        got == want,
+        "select with a computed branch: first difference at {:?}",
+        first_diff(&got, &want)
+    );
+    // f64.
+    let xd: Vec<f64> = xs
+        .iter()
+        .map(|&x| {
+            if x.is_nan() {
+                f64::from_bits(0xfff0_0000_0000_0000 | x.to_bits() as u64)
+            } else {
+                x as f64
+            }
+        })
+        .collect();
+    let yd: Vec<f64> = ys.iter().map(|&y| y as f64 * 0.5).collect();
+    let (ad, bd) = (upload(&xd), upload(&yd));
+    let got: Vec<u64> = ad
+        .zip_map(&bd, |x, y| Expr::select(x.gt(y), y, x))
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    let want: Vec<u64> = xd
+        .iter()
+        .zip(&yd)
+        .map(|(&x, &y)| if x > y { y } else { x }.to_bits())
+        .collect();
+    assert!(
+        got == want,
+        "select of f64 leaves: first difference at {:?}",
+        first_diff(&got, &want)
+    );
+}
+
+/// The first position where two vectors differ, with both values.
+fn first_diff<V: PartialEq + Copy + std::fmt::Debug>(
+    got: &[V],
+    want: &[V],
+) -> Option<(usize, V, V)> {
+    got.iter()
+        .zip(want)
+        .position(|(g, w)| g != w)
+        .map(|i| (i, got[i], want[i]))
+}
+
 /// `copy` of stored sequences and of their slices, every type: whole 16-byte vectors and the
 /// bytes around them (a slice at each offset 0..=17 elements, so both aligned starts, copied
 /// by a kernel, and unaligned ones, copied by the driver), at the sizes of `sizes()` and

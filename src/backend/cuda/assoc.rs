@@ -13,7 +13,7 @@ use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::combine::{Combiner, CombinerShape};
 use crate::expr::cuda::{ctype, print_nodes};
-use crate::expr::graph::Kind;
+use crate::expr::graph::{Kind, passes};
 use crate::source::{Column, Source};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -228,13 +228,14 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let _ = writeln!(s, "  static constexpr int K = {k};");
     let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
     let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
-    // Whether every float component of a combination is computed (none passed through from an
-    // operand or a constant): then `raw`, the combination with no NaN made canonical, and
-    // `canon` of its result give the bits of `operator()` (see kernels/assoc.cu).
-    let computed = c.outs.iter().all(|&o| {
-        let n = c.nodes[o as usize];
-        !n.ty.is_float() || !matches!(n.kind, Kind::Arg(_) | Kind::Param(_))
-    });
+    // Whether every float component of a combination is computed (none passed through,
+    // `graph::passes`: an operand, a constant, or a `Select` among such values):
+    // then `raw`, the combination with no NaN made canonical, and `canon` of its result give
+    // the bits of `operator()` (see kernels/assoc.cu).
+    let computed = c
+        .outs
+        .iter()
+        .all(|&o| !c.nodes[o as usize].ty.is_float() || !passes(&c.nodes, o));
     // (Where a component is passed through, `raw` is `operator()`: printed once.)
     let bodies: &[(&str, bool)] = if computed {
         &[("operator()", true), ("raw", false)]
@@ -251,9 +252,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         });
         let _ = writeln!(s, "    V r;");
         for (j, &o) in c.outs.iter().enumerate() {
-            let n = c.nodes[o as usize];
-            let passed = matches!(n.kind, Kind::Arg(_) | Kind::Param(_));
-            if canon && n.ty.is_float() && !passed {
+            if canon && c.nodes[o as usize].ty.is_float() && !passes(&c.nodes, o) {
                 let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
             } else {
                 let _ = writeln!(s, "    r.c{j} = v{o};");
@@ -571,9 +570,9 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// The instances a compile check builds: a non-commutative pair operator (affine maps),
-    /// an argmax-like (value, position) operator with its segmented form, over stored
-    /// columns, in every mode.
+    /// The instances a compile check builds: a non-commutative pair operator (affine maps)
+    /// and an argmax-like (value, position) operator, each with its segmented form, over
+    /// stored columns, in every mode.
     pub(crate) fn variants() -> Vec<KernelKey> {
         let affine = Combiner::trace::<(f32, f32)>(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
             .expect("trace");
@@ -620,7 +619,11 @@ pub(crate) mod check {
             family: k.into(),
             sources: srcs.iter().map(|s| SourceKey::assuming(s, k.vec)).collect(),
         });
-        for c in [affine, arg.clone(), arg.segmented()] {
+        // The segmented affine maps: a `Select` between an operand passed through and the
+        // combination made canonical (`Canon`), where the argmax selects operands only.
+        let seg_affine = affine.segmented();
+        assert!(seg_affine.nodes.iter().any(|n| matches!(n.kind, Kind::Canon(_))));
+        for c in [affine, seg_affine, arg.clone(), arg.segmented()] {
             let vec = vec_of(&c);
             let f = Some(Arc::new(c.shape()));
             let sources: Vec<SourceKey> =
