@@ -622,7 +622,12 @@ pub(crate) mod check {
         // The segmented affine maps: a `Select` between an operand passed through and the
         // combination made canonical (`Canon`), where the argmax selects operands only.
         let seg_affine = affine.segmented();
-        assert!(seg_affine.nodes.iter().any(|n| matches!(n.kind, Kind::Canon(_))));
+        assert!(
+            seg_affine
+                .nodes
+                .iter()
+                .any(|n| matches!(n.kind, Kind::Canon(_)))
+        );
         for c in [affine, seg_affine, arg.clone(), arg.segmented()] {
             let vec = vec_of(&c);
             let f = Some(Arc::new(c.shape()));
