@@ -96,15 +96,21 @@ pub(crate) enum Kind {
 }
 
 /// Whether node `id` of `nodes` passes a value through rather than computes it: a value read
-/// (an argument, a constant, a column's element), one made canonical already (`Canon`), or one
-/// that `Select` chooses among such values. A float NaN passed through keeps its bits; a
-/// computed one is made the canonical NaN (`eval::canonical`), since its sign is not specified.
+/// (an argument, a constant, a column's element), one made canonical already (`Canon`), one
+/// that `Select` chooses among such values, or the cast of one to its own compute type (an
+/// `f16` or `bf16` to `f32`: the same compute value). A float NaN passed through keeps its
+/// bits; a computed one is made the canonical NaN (`eval::canonical`), since its sign is not
+/// specified.
 pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
     let mut todo = vec![id];
     while let Some(k) = todo.pop() {
-        match nodes[k as usize].kind {
+        let n = nodes[k as usize];
+        match n.kind {
             Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => {}
             Kind::Select(_, a, b) => todo.extend([a, b]),
+            Kind::Cast(a) if nodes[a as usize].ty.compute() == n.ty && n.ty.is_float() => {
+                todo.push(a)
+            }
             _ => return false,
         }
     }

@@ -8,7 +8,7 @@
 
 use crate::common::*;
 use crate::for_types;
-use devseq::{DeviceSeq, Element, Error, Expr, Index, Integer, Item, Op};
+use devseq::{DeviceSeq, Element, Error, Expr, Index, Integer, Item, Op, f16};
 use std::cmp::Ordering;
 
 // ---- the operators -------------------------------------------------------------------------
@@ -240,20 +240,26 @@ impl Case for LastMaxAbs {
 
 /// The later operand (`|_, later| later`): the last element; of `scatter_combine_with`, the
 /// value of the highest position sent to a slot (the deterministic scatter of repeated
-/// indices). Over (f64, u16) with NaNs and signed zeros, compared bitwise.
+/// indices). Over (f64, u16, f16) with NaNs (payloads; f16's quiet, which its compute in f32
+/// keeps) and signed zeros, compared bitwise.
 struct Last;
 impl Case for Last {
-    type I = (f64, u16);
-    const NAME: &'static str = "last (f64, u16)";
+    type I = (f64, u16, f16);
+    const NAME: &'static str = "last (f64, u16, f16)";
+    const PASSES: bool = true;
     fn draw(r: &mut Rng) -> Self::I {
         let x = match r.below(10) {
             0 => f64::from_bits(0x7ff8_0000_0000_0000 | r.below(1 << 20)),
             1 => -0.0,
             _ => r.unit() - 0.5,
         };
-        (x, r.next() as u16)
+        let h = match r.below(10) {
+            0 => f16::from_bits(0x7e00 | r.below(1 << 9) as u16 | (r.below(2) as u16) << 15),
+            1 => f16::from_f32(-0.0),
+            _ => f16::from_f32(r.unit() as f32),
+        };
+        (x, r.next() as u16, h)
     }
-    const PASSES: bool = true;
     fn host(_: Self::I, b: Self::I) -> Self::I {
         b
     }
@@ -261,7 +267,7 @@ impl Case for Last {
         b
     }
     fn same(a: Self::I, b: Self::I) -> bool {
-        a.0.to_bits() == b.0.to_bits() && a.1 == b.1
+        a.0.to_bits() == b.0.to_bits() && a.1 == b.1 && a.2.to_bits() == b.2.to_bits()
     }
 }
 
@@ -646,7 +652,7 @@ fn last_max_abs_f32() {
     suite::<LastMaxAbs>()
 }
 #[test]
-fn last_f64_u16() {
+fn last_f64_u16_f16() {
     suite::<Last>()
 }
 #[test]
