@@ -10,7 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::expr::Traced;
-use crate::expr::graph::{Bin, Builder, Graph, Kind, Node};
+use crate::expr::graph::{Bin, Builder, Graph, Kind, Node, stored_exactly};
 use crate::item::ScalarType;
 use crate::random::Rand;
 use std::any::Any;
@@ -347,10 +347,7 @@ impl Source {
         }
         let out = map[self.graph.out as usize];
         let n = self.graph.nodes[self.graph.out as usize];
-        let exact = matches!(
-            n.kind,
-            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..)
-        );
+        let exact = stored_exactly(&self.graph.nodes, self.graph.out);
         if matches!(n.ty, ScalarType::F16 | ScalarType::BF16) && !exact {
             b.add(leaf(n.ty, Kind::Cast(out)))
         } else {

@@ -7,7 +7,7 @@
 //! that differ only in their constants share one compiled kernel, as map closures do.
 
 use super::eval::{Lanes, Val, by_lane, canonical, eval, eval_block, fill_lane};
-use super::graph::{Bin, Builder, Cmp, Kind, Node, passes};
+use super::graph::{Bin, Builder, Cmp, Kind, Node, pass_flags, passes};
 use super::{Traced, trace};
 use crate::error::Result;
 use crate::item::{Exprs, Item, ScalarType};
@@ -22,6 +22,9 @@ pub(crate) struct Combiner {
     pub nodes: Vec<Node>,
     /// The node of each component of the result.
     pub outs: Vec<u32>,
+    /// Whether each component of the result is computed (`graph::passes` not): made canonical
+    /// where it is a NaN. Derived from `nodes` and `outs` (`canon_of`).
+    pub canon: Vec<bool>,
     /// Components of the item that are stored by scans (the first `stored`; the others are
     /// the combiner's own, such as the head flag of a segmented combiner).
     pub stored: usize,
@@ -42,6 +45,12 @@ pub(crate) struct CombinerShape {
     pub stored: usize,
     pub segmented: bool,
     pub params: usize,
+}
+
+/// Whether each of `outs` is computed (`graph::passes` not), in one pass over `nodes`.
+fn canon_of(nodes: &[Node], outs: &[u32]) -> Vec<bool> {
+    let pass = pass_flags(nodes);
+    outs.iter().map(|&o| !pass[o as usize]).collect()
 }
 
 /// Node `m` of `b` made canonical where it is a float computed (`passes` not), by a `Canon`
@@ -77,6 +86,7 @@ impl Combiner {
         let stored = types.len();
         Combiner {
             types,
+            canon: canon_of(&t.nodes, &t.outs),
             nodes: t.nodes,
             outs: t.outs,
             stored,
@@ -203,6 +213,7 @@ impl Combiner {
         types.push(ScalarType::U8);
         Combiner {
             types,
+            canon: canon_of(&b.nodes, &outs),
             nodes: b.nodes,
             outs,
             stored: self.stored,
@@ -329,13 +340,9 @@ impl Combiner {
             _ => Val::U8(0),
         };
         eval(&self.nodes, self.outs[0], scratch, leaf);
-        out.extend(self.outs.iter().map(|&o| {
+        out.extend(self.outs.iter().zip(&self.canon).map(|(&o, &c)| {
             let v = scratch[o as usize];
-            if canon && !passes(&self.nodes, o) {
-                canonical(v)
-            } else {
-                v
-            }
+            if canon && c { canonical(v) } else { v }
         }));
     }
 
@@ -378,9 +385,9 @@ impl Combiner {
             let v = Val::from_compute_bits(n.ty, bits);
             by_lane!(&*lane, fill_lane(lane, v, len))
         });
-        for (o, &r) in out.iter_mut().zip(&self.outs) {
+        for ((o, &r), &c) in out.iter_mut().zip(&self.outs).zip(&self.canon) {
             o.push_strided(&lanes[r as usize], 0, 1, len);
-            if canon && !passes(&self.nodes, r) {
+            if canon && c {
                 o.canonicalize();
             }
         }

@@ -1,7 +1,7 @@
 //! Expression graphs as CUDA C++: one `const` local a node, with the functions of
 //! `kernels/prelude.cuh`, which have the semantics that the host interpreter (`eval.rs`) has.
 
-use super::graph::{Bin, Cmp, Kind, Node, Un, passes};
+use super::graph::{Bin, Cmp, Kind, Node, Un};
 use crate::item::ScalarType;
 use std::fmt::Write;
 
@@ -78,14 +78,9 @@ pub(crate) fn print_nodes(
             Kind::Select(cnd, a, b) => format!("({} != 0 ? {} : {})", v(cnd), v(a), v(b)),
             Kind::Canon(a) => format!("ds::canon({})", v(a)),
             Kind::Bits(a) => {
-                // A computed NaN is made canonical first (its sign is not specified); one passed
-                // through keeps its bits.
+                // (Tracing made a computed operand canonical first: `Kind::Bits`.)
                 let o = &nodes[*a as usize];
-                let x = if passes(nodes, *a) {
-                    v(a)
-                } else {
-                    format!("ds::canon({})", v(a))
-                };
+                let x = v(a);
                 match o.ty {
                     ScalarType::F16 => format!("ds::f16_bits({x})"),
                     ScalarType::BF16 => format!("ds::bf16_bits({x})"),

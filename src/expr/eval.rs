@@ -3,7 +3,7 @@
 //! for a block of elements node by node in typed loops (`eval_block`), both through the same
 //! per-element operations (`apply`).
 
-use super::graph::{Bin, Cmp, Kind, Node, Un, passes};
+use super::graph::{Bin, Cmp, Kind, Node, Un};
 use crate::item::{ScalarType, float_max, float_min};
 use half::{bf16, f16};
 
@@ -417,17 +417,8 @@ fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
             }
         }
         Kind::Cast(a) => cast(v(a), n.ty),
-        Kind::Bits(a) => {
-            // A computed NaN is made canonical first (its sign is not specified); one passed
-            // through keeps its bits.
-            let o = &nodes[a as usize];
-            let x = if passes(nodes, a) {
-                v(a)
-            } else {
-                canonical(v(a))
-            };
-            Val::U64(o.ty.bits_from_compute(x.bits()))
-        }
+        // (Tracing made a computed operand canonical first: `Kind::Bits`.)
+        Kind::Bits(a) => Val::U64(nodes[a as usize].ty.bits_from_compute(v(a).bits())),
         Kind::Canon(a) => canonical(v(a)),
         // Leaves have no operands: their values come from the caller.
         Kind::Arg(_)
@@ -633,6 +624,11 @@ pub(crate) fn eval_block(
             Kind::Cmp(op, a, b) => by_lane!(l(a), compare_lanes(op, l(a), l(b), lane)),
             Kind::Select(c, a, b) => by_lane!(l(a), select_lanes(l(c), l(a), l(b), lane)),
             Kind::Cast(a) => by_lane!(l(a), cast_from(l(a), lane, n.ty)),
+            Kind::Canon(a) => {
+                lane.push_strided(l(a), 0, 1, len);
+                lane.canonicalize();
+                true
+            }
             _ => false,
         };
         if !typed {

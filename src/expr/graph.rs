@@ -86,12 +86,14 @@ pub(crate) enum Kind {
     /// `as`-conversion of the operand to the node's type (to f16/bf16: rounded, and so also
     /// the rounding of an f32 value to the f16/bf16 it would be stored as).
     Cast(u32),
-    /// The stored bits of the operand (a value of its type), zero-extended (the node is a
-    /// `u64`).
+    /// The stored bits of the operand (a value of its type) as it is, zero-extended (the node
+    /// is a `u64`). Tracing puts a `Canon` before an operand that is computed (`passes` not),
+    /// so that the bits of a computed NaN are the canonical NaN's.
     Bits(u32),
-    /// The operand, a float NaN made the canonical one (`eval::canonical`): only where devseq
-    /// lifts an operator (`Combiner::segmented`, `head_transform`) into a `Select` between an
-    /// operand passed through and the operator's computed result.
+    /// The operand, a float NaN made the canonical one (`eval::canonical`): before the
+    /// operand of a `Bits` that is computed (tracing adds it), and where devseq lifts an
+    /// operator (`Combiner::segmented`, `head_transform`) into a `Select` between an operand
+    /// passed through and the operator's computed result.
     Canon(u32),
 }
 
@@ -100,21 +102,42 @@ pub(crate) enum Kind {
 /// that `Select` chooses among such values, or the cast of one to its own compute type (an
 /// `f16` or `bf16` to `f32`: the same compute value). A float NaN passed through keeps its
 /// bits; a computed one is made the canonical NaN (`eval::canonical`), since its sign is not
-/// specified.
+/// specified. Linear in the nodes up to `id` (not for per-element loops: `pass_flags`).
 pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
-    let mut todo = vec![id];
-    while let Some(k) = todo.pop() {
-        let n = nodes[k as usize];
-        match n.kind {
-            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => {}
-            Kind::Select(_, a, b) => todo.extend([a, b]),
-            Kind::Cast(a) if nodes[a as usize].ty.compute() == n.ty && n.ty.is_float() => {
-                todo.push(a)
+    pass_flags(&nodes[..=id as usize])[id as usize]
+}
+
+/// `passes` of every node, in one pass over them (operands come before their nodes).
+pub(crate) fn pass_flags(nodes: &[Node]) -> Vec<bool> {
+    let mut f: Vec<bool> = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let p = match n.kind {
+            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => true,
+            Kind::Select(_, a, b) => f[a as usize] && f[b as usize],
+            Kind::Cast(a) => {
+                n.ty.is_float() && nodes[a as usize].ty.compute() == n.ty && f[a as usize]
             }
-            _ => return false,
-        }
+            _ => false,
+        };
+        f.push(p);
     }
-    true
+    f
+}
+
+/// Whether node `id`'s value is one its type can store exactly (no rounding to `f16`/`bf16`
+/// needed): a column's element, a constant, a cast (which rounds), a head flag, or a `Select`
+/// among such values. Linear in the nodes up to `id`.
+pub(crate) fn stored_exactly(nodes: &[Node], id: u32) -> bool {
+    let mut f: Vec<bool> = Vec::with_capacity(id as usize + 1);
+    for n in &nodes[..=id as usize] {
+        let e = match n.kind {
+            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..) => true,
+            Kind::Select(_, a, b) => f[a as usize] && f[b as usize],
+            _ => false,
+        };
+        f.push(e);
+    }
+    f[id as usize]
 }
 
 /// One value of a graph: its element type and how it is computed.

@@ -58,6 +58,20 @@ fn push(graph: u32, node: Node, value: u64) -> u32 {
                     kind: Kind::Param(b.params.len() as u32 - 1),
                 }
             }
+            // The bits of a computed float are those of its canonical NaN where it is one.
+            Kind::Bits(a)
+                if (a as usize) < b.graph.nodes.len() && !graph::passes(&b.graph.nodes, a) =>
+            {
+                let ty = b.graph.nodes[a as usize].ty;
+                let c = b.graph.add(Node {
+                    ty,
+                    kind: Kind::Canon(a),
+                });
+                Node {
+                    ty: node.ty,
+                    kind: Kind::Bits(c),
+                }
+            }
             _ => node,
         };
         b.graph.add(node)

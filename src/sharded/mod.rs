@@ -191,7 +191,8 @@ impl DeviceGroup {
     }
 
     /// The version of NCCL (e.g. `"2.21.5"`) that the group's GPUs exchange data through;
-    /// `None` where the group needs no NCCL (one device, or one device repeated).
+    /// `None` where the group uses no NCCL (one device, one device repeated, or a mix whose
+    /// exchanges copy through host memory).
     ///
     /// # Examples
     ///
@@ -223,7 +224,8 @@ impl DeviceGroup {
 ///
 /// Operations have the single-sequence semantics over the whole sequence; each shard's work
 /// runs on its own device, at the same time as the others' (one thread a shard), and the
-/// exchanges between shards go through the group (NCCL between GPUs). Like `DeviceSeq`,
+/// exchanges between shards go through the group (NCCL in a group of distinct GPUs, host
+/// memory in a mixed one; see [`DeviceGroup`]). Like `DeviceSeq`,
 /// `Clone` is O(1), inputs are never changed, and a failed call leaves them as they were.
 ///
 /// Determinism: the same input on the same group gives bitwise the same result on every run.

@@ -602,6 +602,107 @@ fn select_passes_nan_bits_through() {
     );
 }
 
+/// f16 and bf16: a `select` between stored values keeps their NaN bits however it is read:
+/// stored whole, sliced, mapped again, through `to_bits` fused or after a copy (the 16-bit
+/// result needs no rounding, so none is added where a lazy sequence is read).
+fn select_passes_half<X: T>() {
+    let mut r = Rng::new("select nan bits half");
+    let n = 5000;
+    let quiet = X::from_bits(X::from_acc_f(f64::NAN).to_bits());
+    let nan = |r: &mut Rng| X::from_bits(quiet.to_bits() | (r.next() & 0x3f) | (r.below(2) << 15));
+    let xs: Vec<X> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                nan(&mut r)
+            } else {
+                X::from_acc_f(i as f64)
+            }
+        })
+        .collect();
+    let ys: Vec<X> = (0..n)
+        .map(|i| {
+            if i % 5 == 0 {
+                nan(&mut r)
+            } else {
+                X::from_acc_f(-(i as f64))
+            }
+        })
+        .collect();
+    let (a, b) = (upload(&xs), upload(&ys));
+    let want: Vec<u64> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(&x, &y)| {
+            if x.f().is_nan() {
+                y.to_bits()
+            } else {
+                x.to_bits()
+            }
+        })
+        .collect();
+    let sel = a.zip_map(&b, |x, y| Expr::select(x.ne(x), y, x)).unwrap();
+    let bits = |s: &DeviceSeq<X>| -> Vec<u64> {
+        s.to_vec().unwrap().iter().map(|v| v.to_bits()).collect()
+    };
+    let name = std::any::type_name::<X>();
+    assert_eq!(first_diff(&bits(&sel), &want), None, "{name}: whole");
+    assert_eq!(
+        first_diff(&bits(&sel.slice(1..)), &want[1..]),
+        None,
+        "{name}: slice"
+    );
+    assert_eq!(
+        first_diff(&bits(&sel.map(|v| v).unwrap()), &want),
+        None,
+        "{name}: map"
+    );
+    let fused = sel.map(|v| v.to_bits()).unwrap().to_vec().unwrap();
+    assert_eq!(first_diff(&fused, &want), None, "{name}: to_bits fused");
+    let stored = sel
+        .copy()
+        .unwrap()
+        .map(|v| v.to_bits())
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(
+        first_diff(&stored, &want),
+        None,
+        "{name}: to_bits of a copy"
+    );
+}
+crate::for_each_type!(select_passes_nan_bits_half, select_passes_half, [f16, bf16]);
+
+/// A chain of selects, each reading the one before twice (a graph whose paths double at every
+/// step): whether a value passes through is found in one pass over the nodes, so forty steps
+/// take no longer than one, on 2^20 elements.
+#[test]
+fn select_chains_stay_linear() {
+    let n = 1 << 20;
+    let xs: Vec<f32> = (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                f32::from_bits(0x7fc0_0001)
+            } else {
+                i as f32
+            }
+        })
+        .collect();
+    let got = upload(&xs)
+        .map(|x| {
+            let mut v = x;
+            for k in 0..40 {
+                v = Expr::select(v.gt(k as f32), v, v);
+            }
+            v.to_bits()
+        })
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let want: Vec<u64> = xs.iter().map(|x| x.to_bits() as u64).collect();
+    assert_eq!(first_diff(&got, &want), None);
+}
+
 /// The first position where two vectors differ, with both values.
 fn first_diff<V: PartialEq + Copy + std::fmt::Debug>(
     got: &[V],

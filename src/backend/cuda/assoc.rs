@@ -13,7 +13,7 @@ use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::combine::{Combiner, CombinerShape};
 use crate::expr::cuda::{ctype, print_nodes};
-use crate::expr::graph::{Kind, passes};
+use crate::expr::graph::{Kind, pass_flags};
 use crate::source::{Column, Source};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -229,13 +229,17 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
     let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
     // Whether every float component of a combination is computed (none passed through,
-    // `graph::passes`: an operand, a constant, or a `Select` among such values):
-    // then `raw`, the combination with no NaN made canonical, and `canon` of its result give
-    // the bits of `operator()` (see kernels/assoc.cu).
+    // `graph::passes`: an operand, a constant, or a `Select` among such values): then `raw`,
+    // the combination with no NaN made canonical, and `canon` of its result give the bits of
+    // `operator()` (see kernels/assoc.cu).
+    // Not where the operator reads an operand's bits (`Bits`), which `raw`'s NaNs would
+    // change.
+    let pass = pass_flags(&c.nodes);
     let computed = c
         .outs
         .iter()
-        .all(|&o| !c.nodes[o as usize].ty.is_float() || !passes(&c.nodes, o));
+        .all(|&o| !c.nodes[o as usize].ty.is_float() || !pass[o as usize])
+        && !c.nodes.iter().any(|n| matches!(n.kind, Kind::Bits(_)));
     // (Where a component is passed through, `raw` is `operator()`: printed once.)
     let bodies: &[(&str, bool)] = if computed {
         &[("operator()", true), ("raw", false)]
@@ -252,7 +256,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         });
         let _ = writeln!(s, "    V r;");
         for (j, &o) in c.outs.iter().enumerate() {
-            if canon && c.nodes[o as usize].ty.is_float() && !passes(&c.nodes, o) {
+            if canon && c.nodes[o as usize].ty.is_float() && !pass[o as usize] {
                 let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
             } else {
                 let _ = writeln!(s, "    r.c{j} = v{o};");

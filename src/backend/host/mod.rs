@@ -215,6 +215,8 @@ pub(crate) struct HostSrc<'a, T> {
     src: &'a Source,
     plain: Option<&'a [T]>,
     cols: Vec<ColBytes<'a>>,
+    /// Whether the source's value is computed (`Graph::out_is_computed`): a NaN made canonical.
+    computed: bool,
 }
 
 impl<'a, T: Element> HostSrc<'a, T> {
@@ -235,7 +237,13 @@ impl<'a, T: Element> HostSrc<'a, T> {
             .iter()
             .map(|c| Ok((c.ty, column_bytes(c)?, bytes_before(c)?)))
             .collect::<Result<_>>()?;
-        Ok(HostSrc { src, plain, cols })
+        let computed = src.graph.out_is_computed();
+        Ok(HostSrc {
+            src,
+            plain,
+            cols,
+            computed,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -256,7 +264,7 @@ impl<'a, T: Element> HostSrc<'a, T> {
         let room = range.len().min(BLOCK);
         let mut lanes: Vec<Lanes> = g.nodes.iter().map(|n| Lanes::new(n.ty, room)).collect();
         let mut out = Vec::with_capacity(range.len());
-        let computed = g.out_is_computed();
+        let computed = self.computed;
         for from in range.clone().step_by(BLOCK) {
             let rows = from..range.end.min(from + BLOCK);
             eval_block(&g.nodes, rows.len(), &mut lanes, |n, lane| {
@@ -372,7 +380,7 @@ impl<T: Element> Eval<'_, '_, T> {
         let s = self.s;
         let g = &s.src.graph;
         let v = eval(&g.nodes, g.out, &mut self.vals, |n| s.leaf(n, row));
-        stored(v, g.out_is_computed())
+        stored(v, s.computed)
     }
 }
 
