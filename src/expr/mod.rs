@@ -60,7 +60,11 @@ fn push(graph: u32, node: Node, value: u64) -> u32 {
             }
             // The bits of a computed float are those of its canonical NaN where it is one.
             Kind::Bits(a)
-                if (a as usize) < b.graph.nodes.len() && !graph::passes(&b.graph.nodes, a) =>
+                if b.graph
+                    .nodes
+                    .get(a as usize)
+                    .is_some_and(|n| n.ty.is_float())
+                    && !graph::passes(&b.graph.nodes, a) =>
             {
                 let ty = b.graph.nodes[a as usize].ty;
                 let c = b.graph.add(Node {
