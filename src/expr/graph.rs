@@ -109,35 +109,37 @@ pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
 
 /// `passes` of every node, in one pass over them (operands come before their nodes).
 pub(crate) fn pass_flags(nodes: &[Node]) -> Vec<bool> {
-    let mut f: Vec<bool> = Vec::with_capacity(nodes.len());
-    for n in nodes {
-        let p = match n.kind {
-            Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => true,
-            Kind::Select(_, a, b) => f[a as usize] && f[b as usize],
-            Kind::Cast(a) => {
-                n.ty.is_float() && nodes[a as usize].ty.compute() == n.ty && f[a as usize]
-            }
-            _ => false,
-        };
-        f.push(p);
-    }
-    f
+    through_selects(nodes, |n, f| match n.kind {
+        Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => true,
+        Kind::Cast(a) => n.ty.is_float() && nodes[a as usize].ty.compute() == n.ty && f[a as usize],
+        _ => false,
+    })
 }
 
 /// Whether node `id`'s value is one its type can store exactly (no rounding to `f16`/`bf16`
 /// needed): a column's element, a constant, a cast (which rounds), a head flag, or a `Select`
 /// among such values. Linear in the nodes up to `id`.
 pub(crate) fn stored_exactly(nodes: &[Node], id: u32) -> bool {
-    let mut f: Vec<bool> = Vec::with_capacity(id as usize + 1);
-    for n in &nodes[..=id as usize] {
-        let e = match n.kind {
-            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..) => true,
+    through_selects(&nodes[..=id as usize], |n, _| {
+        matches!(
+            n.kind,
+            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..)
+        )
+    })[id as usize]
+}
+
+/// A flag a node, in one pass: a `Select`'s where both its branches have it, any other node's
+/// as `own` says from the node and the flags of the nodes before it.
+fn through_selects(nodes: &[Node], own: impl Fn(&Node, &[bool]) -> bool) -> Vec<bool> {
+    let mut f: Vec<bool> = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let v = match n.kind {
             Kind::Select(_, a, b) => f[a as usize] && f[b as usize],
-            _ => false,
+            _ => own(n, &f),
         };
-        f.push(e);
+        f.push(v);
     }
-    f[id as usize]
+    f
 }
 
 /// One value of a graph: its element type and how it is computed.
