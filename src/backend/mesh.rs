@@ -44,11 +44,7 @@ impl Mesh {
     /// `Error::InvalidArgument` for no devices; `Error::NoCuda` where distinct GPUs need NCCL
     /// and it does not load; `Error::Cuda` from NCCL.
     pub fn new(devices: &[Device]) -> Result<Mesh> {
-        let Some(first) = devices.first() else {
-            return Err(Error::InvalidArgument(
-                "a device group needs at least one device".into(),
-            ));
-        };
+        let first = first(devices)?;
         if devices.iter().all(|d| d.same(first)) {
             return Ok(Mesh::Shared);
         }
@@ -75,11 +71,7 @@ impl Mesh {
     /// A `Copied` mesh of `devices` whatever they are, that copies every piece that changes
     /// shards (for tests of the copies on machines with one kind of device).
     pub fn copied(devices: &[Device]) -> Result<Mesh> {
-        if devices.is_empty() {
-            return Err(Error::InvalidArgument(
-                "a device group needs at least one device".into(),
-            ));
-        }
+        first(devices)?;
         Ok(Mesh::Copied {
             devices: devices.to_vec(),
             views: false,
@@ -148,6 +140,13 @@ impl Mesh {
             Mesh::Nccl(c) => Some(c),
         }
     }
+}
+
+/// The first of a group's `devices`, or `InvalidArgument` where there is none.
+fn first(devices: &[Device]) -> Result<&Device> {
+    devices
+        .first()
+        .ok_or_else(|| Error::InvalidArgument("a device group needs at least one device".into()))
 }
 
 /// `f(0), …, f(n - 1)`, each on a thread of its own (`f(0)` on this one), so that the shards'
