@@ -839,6 +839,56 @@ fn nan_bits_of_combined_and_passed_components() {
     }
 }
 
+/// The inclusive, exclusive and segmented exclusive scans of `n` drawn items, exact against
+/// the oracles.
+fn scans_three_ways<C: Case>(r: &mut Rng, n: usize) {
+    let xs: Vec<C::I> = (0..n).map(|_| C::draw(r)).collect();
+    let s = up(&xs);
+    let what = format!("{} n={n}", C::NAME);
+    let got = s.inclusive_scan_with(C::dev).unwrap().to_vec().unwrap();
+    check::<C>(&got, &o_incl(&xs, C::host), &format!("{what} inclusive"));
+    let init = xs[n / 2];
+    let got = s
+        .exclusive_scan_with(init, C::dev)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    check::<C>(
+        &got,
+        &o_excl(&xs, init, C::host),
+        &format!("{what} exclusive"),
+    );
+    let fl: Vec<u8> = (0..n).map(|_| (r.below(50_000) == 0) as u8).collect();
+    let got = s
+        .segmented_exclusive_scan_with(&upload(&fl), init, C::dev)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let want = o_seg_excl(&xs, &fl, init, C::host);
+    check::<C>(&got, &want, &format!("{what} segmented exclusive"));
+}
+
+/// Scans on both sides of the sizes where the GPU's one-pass custom scan changes its tile (1 MB,
+/// 2 MB and 256 MB of stored items: tiles of 8, 16, 32 and 64 KB), for items of 4, 5, 12 and 16
+/// bytes (the 256 MB edge for 16-byte items only: 2^24 of them).
+#[test]
+fn scans_on_both_sides_of_tile_classes() {
+    fn edges<C: Case>(r: &mut Rng, stored: usize, bounds: &[usize]) {
+        for &bound in bounds {
+            let at = bound / stored;
+            for n in [at, at + 1] {
+                scans_three_ways::<C>(r, big(n));
+            }
+        }
+    }
+    let mut r = Rng::new("tile classes");
+    let (mb1, mb2) = (1 << 20, 2 << 20);
+    edges::<PackedAffine32>(&mut r, 4, &[mb1, mb2]);
+    edges::<SegSum>(&mut r, 5, &[mb1, mb2]);
+    edges::<FirstMax>(&mut r, 12, &[mb1, mb2]);
+    edges::<Mat2>(&mut r, 16, &[mb1, mb2, 256 << 20]);
+}
+
 /// Scans long enough that the single-pass scan's look-back runs over more than 32 groups of
 /// 32 tiles (its window of groups: 2049 tiles of 8192 4-byte items or of 2048 16-byte ones),
 /// so that it waits for group prefixes, starts from one found in the window, and meets tiles of
@@ -846,35 +896,9 @@ fn nan_bits_of_combined_and_passed_components() {
 /// oracles; and a float scan of that length gives the same bits twice.
 #[test]
 fn scans_over_many_groups_of_tiles() {
-    fn case<C: Case>(r: &mut Rng, n: usize) {
-        let xs: Vec<C::I> = (0..n).map(|_| C::draw(r)).collect();
-        let s = up(&xs);
-        let what = format!("{} n={n}", C::NAME);
-        let got = s.inclusive_scan_with(C::dev).unwrap().to_vec().unwrap();
-        check::<C>(&got, &o_incl(&xs, C::host), &format!("{what} inclusive"));
-        let init = xs[n / 2];
-        let got = s
-            .exclusive_scan_with(init, C::dev)
-            .unwrap()
-            .to_vec()
-            .unwrap();
-        check::<C>(
-            &got,
-            &o_excl(&xs, init, C::host),
-            &format!("{what} exclusive"),
-        );
-        let fl: Vec<u8> = (0..n).map(|_| (r.below(50_000) == 0) as u8).collect();
-        let got = s
-            .segmented_exclusive_scan_with(&upload(&fl), init, C::dev)
-            .unwrap()
-            .to_vec()
-            .unwrap();
-        let want = o_seg_excl(&xs, &fl, init, C::host);
-        check::<C>(&got, &want, &format!("{what} segmented exclusive"));
-    }
     let mut r = Rng::new("many groups");
-    case::<PackedAffine32>(&mut r, big((1 << 24) + 3));
-    case::<Mat2>(&mut r, big((1 << 22) + 5));
+    scans_three_ways::<PackedAffine32>(&mut r, big((1 << 24) + 3));
+    scans_three_ways::<Mat2>(&mut r, big((1 << 22) + 5));
     let n = big((1 << 24) + 7);
     let maps: Vec<(f32, f32)> = (0..n)
         .map(|_| (r.unit() as f32 * 0.5 + 0.5, r.unit() as f32 - 0.5))

@@ -182,23 +182,25 @@ fn stored_bytes(c: &Combiner) -> usize {
 }
 
 /// The single-pass scan's instance, for items of up to 16 bytes (their look-back slots are
-/// tagged words, read without a fence): tiles of up to 64 KB of items (8 rounds for two
-/// 4-byte components; 4 for items over 8 bytes, which spilled registers with 8), which wait in
+/// tagged words, read without a fence): tiles of `tuning::assoc_tile`'s bytes of items for the
+/// scan's size (8 KB for up to 1 MB of items, up to 64 KB for more than 256 MB), at most 8
+/// rounds (4 for items over 8 bytes, which spilled registers with 8), which wait in
 /// shared memory through the look-back, 2 blocks a multiprocessor; the look-back over groups of
-/// 32 tiles. linear_recurrence_f32 on an H100 (run 170, 2026-11-26), ms at 2^20 / 2^24 / 2^28:
-/// this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back 0.027-0.029 /
+/// 32 tiles. linear_recurrence_f32 on an H100 (run 170, 2026-11-26, 64 KB tiles at every
+/// size), ms at 2^20 / 2^24 / 2^28: this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back 0.027-0.029 /
 /// 0.187-0.191 / 2.589-2.597; the reduce-then-scan 0.023-0.024 / 0.174-0.177 / 2.282-2.283;
 /// 3 blocks 0.021 / 0.130 / 1.681; 4 rounds 0.019 / 0.123 / 1.708; 4 rounds x 4 blocks 0.020 /
 /// 0.125 / 1.715. (`DEVSEQ_TUNE` knobs `assoc_single` 0 for the reduce-then-scan,
 /// `assoc_grouped` 0 for the tile-by-tile look-back, `assoc_rounds`, `assoc_minb`.)
-fn lookback_key(c: &Combiner, mode: u32) -> Option<AssocScanLookbackKey> {
+fn lookback_key(c: &Combiner, mode: u32, n: usize) -> Option<AssocScanLookbackKey> {
     let v = item_bytes(c);
     if v > 16 || super::tuning::knob("assoc_single", 1) == 0 {
         return None;
     }
     let vec = vec_of(c);
     let most = if v > 8 { 4 } else { 8 };
-    let rounds = (65536 / (BLOCK as usize * vec as usize * stored_bytes(c))).clamp(1, most) as u32;
+    let tile = super::tuning::assoc_tile(n.saturating_mul(stored_bytes(c)));
+    let rounds = (tile / (BLOCK as usize * vec as usize * stored_bytes(c))).clamp(1, most) as u32;
     Some(AssocScanLookbackKey {
         block: BLOCK,
         rounds: super::tuning::knob("assoc_rounds", rounds),
@@ -511,7 +513,7 @@ pub(crate) fn scan(
     // The one-pass scan stages each component as its stored type: sources of another type
     // (a head combined in the compute type, f32 for f16 components) take the two passes.
     let typed = srcs.iter().zip(&c.types).all(|(s, t)| s.ty() == *t);
-    let single = lookback_key(c, code).filter(|_| typed);
+    let single = lookback_key(c, code, srcs[0].len).filter(|_| typed);
     let chunked = single.is_none().then_some((ROUNDS, BLOCKS_PER_SM));
     let mut s = setup(gpu, srcs, c, &init, chunked)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
@@ -653,7 +655,14 @@ pub(crate) mod check {
                 });
             }
             for mode in [0, 1, 2] {
-                if let Some(k) = lookback_key(&c, mode) {
+                // The one-pass scan's tile in each of its size classes (`tuning::assoc_tile`).
+                let mut keys: Vec<AssocScanLookbackKey> = Vec::new();
+                for n in [1usize, 1 << 17, 1 << 20, 1 << 30] {
+                    if let Some(k) = lookback_key(&c, mode, n).filter(|k| !keys.contains(k)) {
+                        keys.push(k);
+                    }
+                }
+                for k in keys {
                     v.push(KernelKey {
                         functor: f.clone(),
                         family: k.into(),
