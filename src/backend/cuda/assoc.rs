@@ -181,16 +181,16 @@ fn stored_bytes(c: &Combiner) -> usize {
     c.types.iter().map(|t| t.size()).sum()
 }
 
-/// The single-pass scan's instance, for items of up to 16 bytes (their look-back slots are
-/// tagged words, read without a fence): tiles of `tuning::assoc_tile`'s bytes of items for the
-/// scan's size (8 KB for up to 1 MB of items, up to 64 KB for more than 256 MB), at most 8
-/// rounds (4 for items over 8 bytes, which spilled registers with 8), which wait in
-/// shared memory through the look-back, 2 blocks a multiprocessor; the look-back over groups of
-/// 32 tiles. linear_recurrence_f32 on an H100 (run 170, 2026-11-26, 64 KB tiles at every
-/// size), ms at 2^20 / 2^24 / 2^28: this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back 0.027-0.029 /
-/// 0.187-0.191 / 2.589-2.597; the reduce-then-scan 0.023-0.024 / 0.174-0.177 / 2.282-2.283;
-/// 3 blocks 0.021 / 0.130 / 1.681; 4 rounds 0.019 / 0.123 / 1.708; 4 rounds x 4 blocks 0.020 /
-/// 0.125 / 1.715. (`DEVSEQ_TUNE` knobs `assoc_single` 0 for the reduce-then-scan,
+/// The single-pass scan's instance, for items of up to 16 bytes (their look-back slots are tagged
+/// words, read without a fence): tiles of `tuning::assoc_tile`'s bytes of items for the scan's size
+/// (8 KB for up to 1 MB of items, up to 64 KB for more than 256 MB), at most 8 rounds (4 for items
+/// over 8 bytes, which spilled registers with 8), which wait in shared memory through the
+/// look-back, 2 blocks a multiprocessor; the look-back over groups of 32 tiles.
+/// linear_recurrence_f32 on an H100 (run 170, 2026-11-26, 64 KB tiles at every size), ms at 2^20 /
+/// 2^24 / 2^28: this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back
+/// 0.027-0.029 / 0.187-0.191 / 2.589-2.597; the reduce-then-scan 0.023-0.024 / 0.174-0.177 /
+/// 2.282-2.283; 3 blocks 0.021 / 0.130 / 1.681; 4 rounds 0.019 / 0.123 / 1.708; 4 rounds x 4 blocks
+/// 0.020 / 0.125 / 1.715. (`DEVSEQ_TUNE` knobs `assoc_single` 0 for the reduce-then-scan,
 /// `assoc_grouped` 0 for the tile-by-tile look-back, `assoc_rounds`, `assoc_minb`.)
 fn lookback_key(c: &Combiner, mode: u32, n: usize) -> Option<AssocScanLookbackKey> {
     let v = item_bytes(c);

@@ -202,21 +202,22 @@ pub(crate) fn scan_rounds_for(bytes: usize) -> u32 {
 pub(crate) const SCAN_SMALL: usize = 512 << 10;
 pub(crate) const SCAN_MID: usize = 8 << 20;
 
-/// The tile of the one-pass custom-operator scan (`ds_assoc_scan_lookback`, the scans of items
-/// of up to 16 bytes), in bytes of stored items, for a scan of `bytes` of them: 8 KB up to 1 MB,
-/// 16 KB up to 2 MB, 32 KB up to 256 MB, then 64 KB. As for `scan_rounds_for`, the bounds depend
-/// on the size alone, so a float scan of the same items gives the same bits on every device of
-/// one kind. Measured on an H200 (2026-11-29, runs 365-366, `DEVSEQ_TUNE=assoc_rounds=R` over
+/// The tile of the one-pass custom-operator scan (`ds_assoc_scan_lookback`, the scans of items of
+/// up to 16 bytes), in bytes of stored items, for a scan of `bytes` of them: 8 KB up to 1 MB, 16 KB
+/// up to 2 MB, 32 KB up to 256 MB, then 64 KB. As for `scan_rounds_for`, the bounds depend on the
+/// size alone, so a float scan of the same items gives the same bits on every device of one kind.
+/// Measured on an H200 (2026-11-29, runs 365-366, `DEVSEQ_TUNE=assoc_rounds=R` over
 /// linear_recurrence_f32's (f32, f32) items, where a round is 8 KB; event ms, three alternations,
 /// 8 KB / 16 KB / 32 KB / 64 KB tiles): at 2^16 (512 KB) 0.0106-0.0128 / 0.0108-0.0127 /
 /// 0.0139-0.0142 / 0.0148-0.0167; 2^17 0.0111-0.0113 / 0.0119-0.0134 / 0.0135-0.0138 /
-/// 0.0152-0.0168; 2^18 (2 MB) 0.0130-0.0150 / 0.0116-0.0135 / 0.0124-0.0148 / 0.0151-0.0185;
-/// 2^19 0.0177-0.0193 / 0.0142-0.0164 / 0.0132-0.0156 / 0.0161-0.0180; 2^20 0.0244-0.0251 / 0.0189-0.0216 /
-/// 0.0160-0.0187 / 0.0168-0.0185; 2^22 0.0465-0.0467 / 0.0374-0.0400 / 0.0337-0.0365 / 0.0373-0.0403; 2^24
-/// (128 MB) -- / 0.1141-0.1167 / 0.0990-0.0996 / 0.1031-0.1050; 2^26 (512 MB) -- / 0.4217-0.4237
-/// / 0.3538-0.3596 / 0.3540-0.3590; 2^28 -- / 1.6468-1.6491 / 1.3826-1.3893 / 1.3427-1.3668. On
-/// an H100 (run 170) 32 KB tiles read 0.123 ms at 2^24 against 0.129-0.131 and 1.708 at 2^28
-/// against 1.677-1.682. (`DEVSEQ_TUNE` knob `assoc_rounds`, every size.)
+/// 0.0152-0.0168; 2^18 (2 MB) 0.0130-0.0150 / 0.0116-0.0135 / 0.0124-0.0148 / 0.0151-0.0185; 2^19
+/// 0.0177-0.0193 / 0.0142-0.0164 / 0.0132-0.0156 / 0.0161-0.0180; 2^20 0.0244-0.0251 /
+/// 0.0189-0.0216 / 0.0160-0.0187 / 0.0168-0.0185; 2^22 0.0465-0.0467 / 0.0374-0.0400 /
+/// 0.0337-0.0365 / 0.0373-0.0403; 2^24 (128 MB) -- / 0.1141-0.1167 / 0.0990-0.0996 / 0.1031-0.1050;
+/// 2^26 (512 MB) -- / 0.4217-0.4237 / 0.3538-0.3596 / 0.3540-0.3590; 2^28 -- / 1.6468-1.6491 /
+/// 1.3826-1.3893 / 1.3427-1.3668. On an H100 (run 170) 32 KB tiles read 0.123 ms at 2^24 against
+/// 0.129-0.131 and 1.708 at 2^28 against 1.677-1.682. (`DEVSEQ_TUNE` knob `assoc_rounds`, every
+/// size.)
 pub(crate) fn assoc_tile(bytes: usize) -> usize {
     if bytes <= 1 << 20 {
         8 << 10
