@@ -47,8 +47,9 @@ pub(crate) struct CombinerShape {
     pub params: usize,
 }
 
-/// Whether each of `outs` is computed (`graph::passes` not), in one pass over `nodes`.
-fn canon_of(nodes: &[Node], outs: &[u32]) -> Vec<bool> {
+/// Whether each of `outs` is computed (`graph::passes` not), in one pass over `nodes`: made
+/// canonical where it is a NaN (`Combiner::canon`, and the compiled functor's `operator()`).
+pub(crate) fn canon_of(nodes: &[Node], outs: &[u32]) -> Vec<bool> {
     let pass = pass_flags(nodes);
     outs.iter().map(|&o| !pass[o as usize]).collect()
 }

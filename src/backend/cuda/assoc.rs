@@ -11,9 +11,9 @@ use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
-use crate::expr::combine::{Combiner, CombinerShape};
+use crate::expr::combine::{Combiner, CombinerShape, canon_of};
 use crate::expr::cuda::{ctype, print_nodes};
-use crate::expr::graph::{Kind, pass_flags};
+use crate::expr::graph::Kind;
 use crate::source::{Column, Source};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -236,11 +236,12 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     // `operator()` (see kernels/assoc.cu).
     // Not where the operator reads an operand's bits (`Bits`), which `raw`'s NaNs would
     // change.
-    let pass = pass_flags(&c.nodes);
+    let canon_out = canon_of(&c.nodes, &c.outs);
     let computed = c
         .outs
         .iter()
-        .all(|&o| !c.nodes[o as usize].ty.is_float() || !pass[o as usize])
+        .zip(&canon_out)
+        .all(|(&o, &k)| !c.nodes[o as usize].ty.is_float() || k)
         && !c.nodes.iter().any(|n| matches!(n.kind, Kind::Bits(_)));
     // (Where a component is passed through, `raw` is `operator()`: printed once.)
     let bodies: &[(&str, bool)] = if computed {
@@ -258,7 +259,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         });
         let _ = writeln!(s, "    V r;");
         for (j, &o) in c.outs.iter().enumerate() {
-            if canon && c.nodes[o as usize].ty.is_float() && !pass[o as usize] {
+            if canon && c.nodes[o as usize].ty.is_float() && canon_out[j] {
                 let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
             } else {
                 let _ = writeln!(s, "    r.c{j} = v{o};");
