@@ -111,13 +111,26 @@ DS_DEV u32 shared_address(const void* p) {
 template <int BYTES> struct cp_async_copies {
   static constexpr bool value = BYTES == 4 || BYTES == 8 || BYTES == 16;
 };
+// Below sm_80, which has no cp.async, the same bytes go through registers: the copy is done
+// when the store is issued, so there is nothing to commit or await, and every thread reads back
+// the bits it wrote either way.
 template <int BYTES> DS_DEV void cp_async(void* s, const void* p) {
   static_assert(cp_async_copies<BYTES>::value, "cp.async copies 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared_address(s)), "l"(p),
                "n"(BYTES) : "memory");
+#else
+  typedef typename word_of<BYTES>::T W;
+  *reinterpret_cast<W*>(s) = *reinterpret_cast<const W*>(p);
+#endif
 }
+#if __CUDA_ARCH__ >= 800
 DS_DEV void stage_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 DS_DEV void stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+#else
+DS_DEV void stage_commit() {}
+DS_DEV void stage_wait() {}
+#endif
 template <int BLOCK, int R, int VEC, bool ALIGNED, class T>
 DS_DEV void stage_rounds(const T* __restrict__ p, u64 n, u64 tile_base, T* s, T fill) {
   // Where a vector is not whole (past n) or not aligned, element by element: 4- and 8-byte
