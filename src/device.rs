@@ -58,9 +58,13 @@ impl Device {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn auto() -> Result<Device> {
+        crate::diagnostics::init();
         match std::env::var("DEVSEQ_DEVICE") {
             Ok(v) if !v.trim().is_empty() => Self::parse(v.trim()),
-            _ => Ok(Self::cuda(0).unwrap_or_else(|_| Self::host())),
+            _ => Ok(Self::cuda(0).unwrap_or_else(|e| {
+                log::debug!("Device::auto takes the host: no GPU can be used ({e})");
+                Self::host()
+            })),
         }
     }
 
@@ -110,6 +114,7 @@ impl Device {
     /// }
     /// ```
     pub fn cuda(ordinal: usize) -> Result<Device> {
+        crate::diagnostics::init();
         Ok(Device {
             backend: Arc::new(CudaBackend::new(ordinal)?),
         })

@@ -39,6 +39,7 @@
 
 mod backend;
 mod device;
+mod diagnostics;
 mod error;
 mod expr;
 mod fault;

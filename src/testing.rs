@@ -62,3 +62,23 @@ pub fn launch_fault_fired() -> bool {
 pub fn verify_cache_dir(dir: &std::path::Path) -> std::io::Result<(usize, Vec<String>)> {
     crate::backend::cuda::disk_cache::verify_dir(dir)
 }
+
+/// For the exit test, without a GPU: compiles the quick form of a large scan for `arch` (e.g.
+/// `"sm_90"`) with NVRTC in this thread, then queues the optimized forms of the large sums of
+/// every element type for compile helpers, and returns while they compile. The returned handle
+/// keeps the queue; a process may exit at any point after.
+///
+/// # Errors
+///
+/// `Error::NoCuda` where the NVRTC library is not found, `Error::Compile` where the quick
+/// compile fails.
+///
+/// ```
+/// // Where NVRTC is installed, the background compiles run and the process may exit at once.
+/// if let Ok(handle) = devseq::testing::compile_scans_in_background("sm_90") {
+///     drop(handle);
+/// }
+/// ```
+pub fn compile_scans_in_background(arch: &str) -> crate::Result<impl Sized + use<>> {
+    crate::backend::cuda::compile_scans_in_background(arch)
+}

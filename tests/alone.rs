@@ -495,6 +495,9 @@ fn child_process_entry() {
     if let Some(ms) = role.strip_prefix("exit:") {
         return exit_while_compiling(&d, ms.parse().ok());
     }
+    if let Some(ms) = role.strip_prefix("helpers:") {
+        return exit_during_helper_compiles(ms.parse().unwrap());
+    }
     let threads = if role == "stress" { 16 } else { 1 };
     let h = Device::host();
     let xv: Vec<f32> = (0..20_000)
@@ -649,6 +652,121 @@ fn exit_while_compiling(d: &Device, ms: Option<u64>) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
         std::process::exit(0);
     }
+}
+
+/// Compiles a scan's quick form with NVRTC in this process, queues the optimized forms of every
+/// type's large sums for the compile helpers, and exits `ms` milliseconds later, wherever those
+/// compiles are (needs NVRTC, not a GPU).
+fn exit_during_helper_compiles(ms: u64) {
+    let _queue = devseq::testing::compile_scans_in_background("sm_90").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    std::process::exit(0);
+}
+
+/// The compile helpers alive now that were started by one of `parents` (found by their
+/// environment, which names the parent).
+fn helpers_of(parents: &[u32]) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            env.split(|&b| b == 0).any(|var| {
+                let var = String::from_utf8_lossy(var);
+                var.strip_prefix("DEVSEQ_COMPILE_HELPER=devseq-compile-helper ")
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .is_some_and(|p| parents.contains(&p))
+            })
+        })
+        .collect()
+}
+
+/// Processes that exit at random moments of their background compiles (a scan's quick form
+/// compiled in the process, the optimized forms of 24 scans in compile helpers) all exit cleanly
+/// and in time, and their helpers end soon after: `DEVSEQ_EXIT_CHILDREN` children (1000 unless
+/// set), two at a time, each exiting after a delay drawn from 0 to 1.5 s (the seed printed;
+/// `DEVSEQ_TEST_SEED` repeats it). Needs NVRTC, not a GPU (docs/jit.md).
+#[test]
+#[ignore = "needs the NVRTC library; run with --ignored"]
+fn exiting_during_background_compiles_never_crashes() {
+    let _alone = alone();
+    let count: usize = std::env::var("DEVSEQ_EXIT_CHILDREN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let seed: u64 = std::env::var("DEVSEQ_TEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64);
+    eprintln!("exit test: {count} children, seed {seed}");
+    let mut state = seed;
+    let mut delay = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % 1500
+    };
+    let exe = std::env::current_exe().unwrap();
+    let spawn = |ms: u64| {
+        std::process::Command::new(&exe)
+            .args(["--ignored", "--exact", "child_process_entry", "--nocapture"])
+            .env("DEVSEQ_TEST_CHILD", format!("helpers:{ms}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut parents = Vec::new();
+    let (mut done, mut running) = (0, Vec::new());
+    while done < count {
+        while running.len() < 2 && parents.len() < count {
+            let ms = delay();
+            let child = spawn(ms);
+            parents.push(child.id());
+            running.push((child, ms, std::time::Instant::now()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let mut k = 0;
+        while k < running.len() {
+            let (child, ms, t0) = &mut running[k];
+            match child.try_wait().unwrap() {
+                Some(status) => {
+                    let mut err = String::new();
+                    use std::io::Read;
+                    let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+                    assert!(
+                        status.success(),
+                        "child {} exiting after {ms} ms: {status}\n{err}",
+                        parents.len()
+                    );
+                    running.swap_remove(k);
+                    done += 1;
+                }
+                None if t0.elapsed() > std::time::Duration::from_secs(60) => {
+                    let _ = child.kill();
+                    panic!("a child exiting after {ms} ms still runs after 60 s");
+                }
+                None => k += 1,
+            }
+        }
+    }
+    // Every helper ends once its compile is done (the slowest takes a few seconds).
+    let t0 = std::time::Instant::now();
+    loop {
+        let left = helpers_of(&parents);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "helpers still running 60 s after their parents exited: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!("exit test: {count} children exited cleanly; no helper left");
 }
 
 /// Runs `n` children of this test binary at once against the cache directory `dir`; returns

@@ -6,76 +6,15 @@
 //! one stream that uses it, so the stream's order is all the ordering there is, and no event
 //! is recorded or waited for at each launch.
 
+use super::driver::{DriverResult, driver_error, driver_has, driver_present, nvrtc_present};
 use super::jit::Jit;
 use super::launch::Held;
 use super::mem::{Mailboxes, Pool, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaContext, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaStream, sys};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-
-/// `Error::Cuda` naming the call, the driver's error name and its description.
-pub(crate) fn driver_error(e: DriverError, call: &str) -> Error {
-    let name = e
-        .error_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| format!("{:?}", e.0));
-    let desc = e
-        .error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Error::Cuda(format!("{call}: {name} ({desc})"))
-}
-
-/// `Ok` or `Error::Cuda` naming the call, for a raw driver status.
-pub(crate) fn check(r: sys::CUresult, call: &'static str) -> Result<()> {
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(driver_error(DriverError(r), call))
-    }
-}
-
-/// Extension: `.cuda("call")?` turns a cudarc error into `Error::Cuda` (out of memory into
-/// `Error::OutOfMemory` where the caller says how many bytes it asked for).
-pub(crate) trait DriverResult<T> {
-    fn cuda(self, call: &'static str) -> Result<T>;
-}
-
-impl<T> DriverResult<T> for std::result::Result<T, DriverError> {
-    fn cuda(self, call: &'static str) -> Result<T> {
-        self.map_err(|e| driver_error(e, call))
-    }
-}
-
-/// Whether the CUDA driver library can be loaded (cudarc panics on first use where it cannot,
-/// so this is asked first, once).
-fn driver_present() -> bool {
-    static P: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to open the library by its candidate names.
-    *P.get_or_init(|| unsafe { sys::is_culib_present() })
-}
-
-/// Whether the NVRTC library can be loaded.
-pub(crate) fn nvrtc_present() -> bool {
-    static P: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to open the library by its candidate names.
-    *P.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
-}
-
-/// Whether the driver library exports `name` (for entry points newer than the oldest
-/// supported driver; cudarc panics when a missing one is called).
-pub(crate) fn driver_has(name: &str) -> bool {
-    // SAFETY: `culib` is only called once `driver_present` said the library loads; looking up a
-    // symbol has no side effects.
-    driver_present()
-        && unsafe {
-            sys::culib()
-                .get::<*const std::ffi::c_void>(name.as_bytes())
-                .is_ok()
-        }
-}
 
 /// One CUDA device with a stream of its own.
 pub(crate) struct Gpu {
@@ -122,21 +61,19 @@ impl Gpu {
                     .into(),
             ));
         }
-        // NVRTC's first compile of the process (`jit::prime_nvrtc`), beside the context's
-        // creation; the scope waits for it on every path.
+        // NVRTC's start (`nvrtc::warm_up`), beside the context's creation; the scope waits for
+        // it on every path.
         let t0 = std::time::Instant::now();
         let ctx = std::thread::scope(|s| {
-            let primed = std::thread::Builder::new()
+            let warmed = std::thread::Builder::new()
                 .name("devseq-jit".into())
-                .spawn_scoped(s, super::jit::prime_nvrtc);
+                .spawn_scoped(s, super::nvrtc::warm_up);
             let ctx = CudaContext::new(ordinal).cuda("cuDevicePrimaryCtxRetain");
-            if primed.is_err() {
-                super::jit::prime_nvrtc();
+            if warmed.is_err() {
+                super::nvrtc::warm_up();
             }
-            if super::jit::log_enabled() {
-                let ms = t0.elapsed().as_secs_f64() * 1e3;
-                eprintln!("devseq: the context of GPU {ordinal} made in {ms:.1} ms");
-            }
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            log::debug!("the context of GPU {ordinal} made in {ms:.1} ms");
             ctx
         })?;
         // SAFETY: devseq orders all work on a buffer through the one stream that made it
@@ -155,8 +92,9 @@ impl Gpu {
             cooperative: attr(A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
         };
         let name = ctx.name().cuda("cuDeviceGetName")?;
+        supported(&name, &arch)?;
         super::mem::keep_pool_memory(&ctx)?;
-        let jit = Jit::for_device(&ctx, arch)?;
+        let jit = Jit::for_device(&ctx, &name, arch)?;
         let mem = Arc::new(Pool::default());
         let (passes, staging) = (StreamState::new(&stream)?, Raw::pinned(&ctx, 4096)?);
         Ok(Arc::new_cyclic(|me| Gpu {
@@ -204,6 +142,18 @@ impl Gpu {
         let ms = start.elapsed_ms(&end).cuda("cuEventElapsedTime")?;
         Ok(ms as f64)
     }
+}
+
+/// `Ok` for a GPU devseq's kernels run on (compute capability 7.0, Volta, and later: they use
+/// its memory-ordering loads and stores and `__nanosleep`), else an error naming it.
+pub(crate) fn supported(name: &str, arch: &Arch) -> Result<()> {
+    if arch.major >= 7 {
+        return Ok(());
+    }
+    Err(Error::NoCuda(format!(
+        "{name} has compute capability {}.{}; devseq needs 7.0 (Volta) or later",
+        arch.major, arch.minor
+    )))
 }
 
 impl Drop for Gpu {

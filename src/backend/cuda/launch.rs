@@ -4,7 +4,8 @@
 //! unsafe launch (`launch_raw`) is reached only through `Bound::launch`, whose kernel, sources
 //! and parameter type come from the same key.
 
-use super::gpu::{DriverResult, Gpu};
+use super::driver::DriverResult;
+use super::gpu::Gpu;
 use super::jit::{Kernel, Pinned};
 use super::key::{KernelKey, Template};
 use super::mem::{Buffer, Ptr};

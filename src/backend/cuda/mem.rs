@@ -4,7 +4,8 @@
 //! for the host.
 
 use super::bounds::Report;
-use super::gpu::{DriverResult, Gpu, check};
+use super::driver::{DriverResult, check};
+use super::gpu::Gpu;
 use crate::error::{Error, Result};
 use crate::source::{Column, Storage};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice, sys};
@@ -176,11 +177,11 @@ fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
                 trim_pool(&gpu.ctx)?;
                 Err(match e.0 {
                     sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory { bytes },
-                    _ => super::gpu::driver_error(e, "cuMemAllocAsync"),
+                    _ => super::driver::driver_error(e, "cuMemAllocAsync"),
                 })
             })
         }
-        Err(e) => Err(super::gpu::driver_error(e, "cuMemAllocAsync")),
+        Err(e) => Err(super::driver::driver_error(e, "cuMemAllocAsync")),
     }
 }
 

@@ -12,8 +12,10 @@ mod bounds;
 mod combine;
 mod compact;
 pub(crate) mod disk_cache;
+mod driver;
 mod gather;
 mod gpu;
+mod helper;
 mod histogram;
 mod interop;
 pub(crate) mod jit;
@@ -23,6 +25,7 @@ mod map;
 mod mem;
 mod merge;
 pub(crate) mod nccl;
+mod nvrtc;
 mod reduce;
 mod scan;
 mod search;
@@ -55,6 +58,18 @@ impl CudaBackend {
             gpu: Gpu::new(ordinal)?,
         })
     }
+}
+
+/// For the exit test, without a GPU: the quick form of a large scan compiled for `arch` in this
+/// thread, then the optimized forms of every type's large sums queued for compile helpers
+/// (`jit::compile_in_background`); the handle keeps the queue.
+pub(crate) fn compile_scans_in_background(arch: &str) -> Result<impl Sized + use<>> {
+    if !driver::nvrtc_present() {
+        return Err(crate::Error::NoCuda(
+            "the NVRTC library was not found".into(),
+        ));
+    }
+    jit::compile_in_background(arch, &scan::large_sums())
 }
 
 fn column(b: Buffer, ty: ScalarType, len: usize) -> Column {

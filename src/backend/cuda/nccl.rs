@@ -11,7 +11,8 @@
 //! plain integers, so a status that cudarc's enum lacks cannot be misread.
 
 use super::CudaBackend;
-use super::gpu::{Gpu, check};
+use super::driver::check;
+use super::gpu::Gpu;
 use super::mem::{Buffer, Ptr, column_ptr};
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
@@ -191,7 +192,7 @@ impl CudaBackend {
     pub fn device_count(&self) -> Result<usize> {
         CudaContext::device_count()
             .map(|n| n.max(0) as usize)
-            .map_err(|e| super::gpu::driver_error(e, "cuDeviceGetCount"))
+            .map_err(|e| super::driver::driver_error(e, "cuDeviceGetCount"))
     }
 }
 

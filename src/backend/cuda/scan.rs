@@ -57,6 +57,23 @@ fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> Sca
     }
 }
 
+/// The keys of the large inclusive and exclusive sums of a stored column of every type: the
+/// slowest compiles of the scans, for the exit test (`jit::compile_in_background`).
+pub(crate) fn large_sums() -> Vec<super::key::KernelKey> {
+    let n = tuning::SCAN_MID + 1;
+    let mut v = Vec::new();
+    for ty in ScalarType::ALL {
+        for exclusive in [false, true] {
+            v.push(super::key::KernelKey {
+                functor: None,
+                family: key(ty, n, Op::Add, exclusive, false).into(),
+                sources: vec![super::source::SourceKey::plain(ty, tuning::vec(ty.size()))],
+            });
+        }
+    }
+    v
+}
+
 /// The inclusive scan, or the exclusive one from `init`, of `src`.
 pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer> {
     let (n, size) = (src.len, src.ty().size());

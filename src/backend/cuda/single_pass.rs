@@ -2,7 +2,8 @@
 //! the tile counter, the look-back status words, tagged with a launch number (epoch) so that
 //! they need no clearing between launches, and the partial results of one-wave reductions.
 
-use super::gpu::{DriverResult, Gpu};
+use super::driver::DriverResult;
+use super::gpu::Gpu;
 use super::launch::{Bound, KernelParams};
 use super::mem::{Ptr, Raw};
 use super::tuning;
