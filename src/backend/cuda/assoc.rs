@@ -9,11 +9,13 @@ use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
 use super::launch::{WORDS, Words, kernel_params};
 use super::mem::{Buffer, Ptr};
 use super::single_pass::counter;
+use super::tuning::{self, Arch};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::combine::{Combiner, CombinerShape, canon_of};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::Kind;
+use crate::item::ScalarType;
 use crate::source::{Column, Source};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -104,29 +106,26 @@ impl Template for AssocScanLookbackKey {
             s.join(", ")
         )
     }
+    /// The staged tile of stored items, column by column.
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let bytes: usize = types.iter().map(|t| t.size()).sum();
+        self.block * self.rounds * self.vec * bytes as u32
+    }
 }
 
 /// The reduction's instance: a commutative combiner folds each thread's items as they come
-/// (mode 2), for items of up to 8 bytes with 8 rounds (eight loads in flight a component, so
-/// that 4 blocks a multiprocessor keep the bytes in flight that the `Op` reduction's 8 blocks
-/// of 4 rounds do), compiled for 4 blocks a multiprocessor (2 for items over 16 bytes), and
-/// launched with that many, one even wave (ptxas, two f32: 64 registers, 48 where the second is
-/// computed from the first's column; at 8 blocks, 32 registers, they spilled, and four 8-byte
-/// components spilled at 4 blocks or with 4 rounds); any other keeps their order (mode 0), 8
-/// blocks a multiprocessor, no bound. reduce_with_pairs_f32 on an H100 (run 178, three
-/// processes a shape, ms at 2^28, reduce_add_f32 0.354-0.360 beside them): 4 rounds 0.3863,
-/// 0.3907, 0.3890; 6 rounds 0.3792, 0.3757, 0.3919; 8 rounds 0.3739, 0.3738, 0.4278 (the last
-/// an outlier of that process); run 179, 8 rounds in a process that timed other lines between:
-/// 0.3844, 0.3886 (reduce_add_f32 0.3508, 0.3533): within the noise of 4 rounds there.
-/// (`DEVSEQ_TUNE` knobs `assoc_reduce_rounds`, `assoc_reduce_minb`.)
-fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
+/// (mode 2), for items of up to 8 bytes with `tuning::assoc_reduce_rounds` rounds, compiled for
+/// 4 blocks a multiprocessor (2 for items over 16 bytes) and launched with that many, one even
+/// wave; any other keeps their order (mode 0), 8 blocks a multiprocessor, no bound
+/// (docs/tuning.md#custom-operator-scans).
+fn reduce_key(arch: &Arch, c: &Combiner, own: u32) -> AssocReduceKey {
     let commutative = c.commutative();
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
     let v = c.types.iter().map(|t| t.compute().size()).sum::<usize>();
     AssocReduceKey {
         block: BLOCK,
         rounds: if commutative && bytes <= 8 {
-            super::tuning::knob("assoc_reduce_rounds", 8)
+            tuning::assoc_reduce_rounds()
         } else {
             ROUNDS
         },
@@ -134,8 +133,8 @@ fn reduce_key(c: &Combiner, own: u32) -> AssocReduceKey {
         mode: if commutative { 2 } else { 0 },
         minb: match (commutative, v <= 16) {
             (false, _) => 0,
-            (true, true) => super::tuning::knob("assoc_reduce_minb", 4),
-            (true, false) => 2,
+            (true, true) => tuning::assoc_reduce_min_blocks(arch, BLOCK),
+            (true, false) => arch.blocks_that_fit(2, BLOCK, 0),
         },
         own: if commutative { own } else { 0 },
     }
@@ -182,33 +181,29 @@ fn stored_bytes(c: &Combiner) -> usize {
 }
 
 /// The single-pass scan's instance, for items of up to 16 bytes (their look-back slots are tagged
-/// words, read without a fence): tiles of `tuning::assoc_tile`'s bytes of items for the scan's size
-/// (8 KB for up to 1 MB of items, up to 64 KB for more than 256 MB), at most 8 rounds (4 for items
-/// over 8 bytes, which spilled registers with 8), which wait in shared memory through the
-/// look-back, 2 blocks a multiprocessor; the look-back over groups of 32 tiles.
-/// linear_recurrence_f32 on an H100 (run 170, 2026-11-26, 64 KB tiles at every size), ms at 2^20 /
-/// 2^24 / 2^28: this 0.018-0.021 / 0.129-0.131 / 1.677-1.682; the tile-by-tile look-back
-/// 0.027-0.029 / 0.187-0.191 / 2.589-2.597; the reduce-then-scan 0.023-0.024 / 0.174-0.177 /
-/// 2.282-2.283; 3 blocks 0.021 / 0.130 / 1.681; 4 rounds 0.019 / 0.123 / 1.708; 4 rounds x 4 blocks
-/// 0.020 / 0.125 / 1.715. (`DEVSEQ_TUNE` knobs `assoc_single` 0 for the reduce-then-scan,
-/// `assoc_grouped` 0 for the tile-by-tile look-back, `assoc_rounds`, `assoc_minb`.)
-fn lookback_key(c: &Combiner, mode: u32, n: usize) -> Option<AssocScanLookbackKey> {
+/// words, read without a fence): tiles of `tuning::assoc_tile`'s bytes of items for the scan's
+/// size, at most 8 rounds (4 for items over 8 bytes, which spilled registers with 8), which wait
+/// in shared memory through the look-back, `tuning::assoc_min_blocks` blocks a multiprocessor;
+/// the look-back over groups of 32 tiles (docs/tuning.md#custom-operator-scans).
+fn lookback_key(arch: &Arch, c: &Combiner, mode: u32, n: usize) -> Option<AssocScanLookbackKey> {
     let v = item_bytes(c);
-    if v > 16 || super::tuning::knob("assoc_single", 1) == 0 {
+    if v > 16 || !tuning::assoc_single() {
         return None;
     }
     let vec = vec_of(c);
     let most = if v > 8 { 4 } else { 8 };
-    let tile = super::tuning::assoc_tile(n.saturating_mul(stored_bytes(c)));
+    let tile = tuning::assoc_tile(arch, n.saturating_mul(stored_bytes(c)));
     let rounds = (tile / (BLOCK as usize * vec as usize * stored_bytes(c))).clamp(1, most) as u32;
-    Some(AssocScanLookbackKey {
+    let mut key = AssocScanLookbackKey {
         block: BLOCK,
-        rounds: super::tuning::knob("assoc_rounds", rounds),
+        rounds: tuning::assoc_rounds(rounds),
         vec,
         mode,
-        minb: super::tuning::knob("assoc_minb", 2),
-        grouped: super::tuning::knob("assoc_grouped", 1) != 0,
-    })
+        minb: 0,
+        grouped: tuning::assoc_grouped(),
+    };
+    key.minb = tuning::assoc_min_blocks(arch, BLOCK, key.dynamic_smem(&c.types) as usize);
+    Some(key)
 }
 
 /// Items a thread loads at once per round: 16 bytes of the widest component.
@@ -479,7 +474,7 @@ fn setup<'a>(
 
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
-    let key = reduce_key(c, own_components(srcs));
+    let key = reduce_key(&gpu.arch, c, own_components(srcs));
     let mut s = setup(gpu, srcs, c, &[], Some((key.rounds, blocks_per_sm(&key))))?;
     let k = c.types.len();
     let kernel = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
@@ -514,7 +509,7 @@ pub(crate) fn scan(
     // The one-pass scan stages each component as its stored type: sources of another type
     // (a head combined in the compute type, f32 for f16 components) take the two passes.
     let typed = srcs.iter().zip(&c.types).all(|(s, t)| s.ty() == *t);
-    let single = lookback_key(c, code, srcs[0].len).filter(|_| typed);
+    let single = lookback_key(&gpu.arch, c, code, srcs[0].len).filter(|_| typed);
     let chunked = single.is_none().then_some((ROUNDS, BLOCKS_PER_SM));
     let mut s = setup(gpu, srcs, c, &init, chunked)?;
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
@@ -537,7 +532,7 @@ pub(crate) fn scan(
     if let Some(key) = single {
         let tile = (key.block * key.rounds * key.vec) as u64;
         let tiles = (n as u64).div_ceil(tile);
-        let smem = (tile as usize * stored_bytes(c)) as u32;
+        let smem = key.dynamic_smem(&c.types);
         let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
         let mut params = s.params;
         gpu.launch_single_pass(&k, tiles, key.block, smem, |slots| {
@@ -580,7 +575,7 @@ pub(crate) mod check {
     /// The instances a compile check builds: a non-commutative pair operator (affine maps)
     /// and an argmax-like (value, position) operator, each with its segmented form, over
     /// stored columns, in every mode.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    pub(crate) fn variants(arch: &Arch) -> Vec<KernelKey> {
         let affine = Combiner::trace::<(f32, f32)>(|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
             .expect("trace");
         let arg = Combiner::trace::<(f64, u64)>(|(a, i), (b, j)| {
@@ -600,7 +595,7 @@ pub(crate) mod check {
         assert!(sums.commutative() && wide.commutative());
         assert!(!affine.commutative() && !arg.commutative() && !arg.segmented().commutative());
         for c in [&sums, &wide] {
-            let k = reduce_key(c, 0);
+            let k = reduce_key(arch, c, 0);
             v.push(KernelKey {
                 functor: Some(Arc::new(c.shape())),
                 family: k.into(),
@@ -619,7 +614,7 @@ pub(crate) mod check {
         })
         .expect("trace");
         let srcs = [x.clone(), Source::map(&[&x], &t, 10)];
-        let k = reduce_key(&sums, own_components(&srcs));
+        let k = reduce_key(arch, &sums, own_components(&srcs));
         assert_eq!(k.own, 2);
         v.push(KernelKey {
             functor: Some(Arc::new(sums.shape())),
@@ -659,7 +654,7 @@ pub(crate) mod check {
                 // The one-pass scan's tile in each of its size classes (`tuning::assoc_tile`).
                 let mut keys: Vec<AssocScanLookbackKey> = Vec::new();
                 for n in [1usize, 1 << 17, 1 << 20, 1 << 30] {
-                    if let Some(k) = lookback_key(&c, mode, n).filter(|k| !keys.contains(k)) {
+                    if let Some(k) = lookback_key(arch, &c, mode, n).filter(|k| !keys.contains(k)) {
                         keys.push(k);
                     }
                 }

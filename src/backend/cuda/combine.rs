@@ -10,7 +10,7 @@ use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
 use super::sort::{digit_passes, index_bits, sort_by_index, tile_smem};
-use super::tuning;
+use super::tuning::{self, Arch};
 use crate::error::Result;
 use crate::item::ScalarType;
 use crate::op::Op;
@@ -85,6 +85,16 @@ impl Template for CombineTileKey {
             self.rounds
         )
     }
+    /// The block sort's tile of (index, value) pairs (sources: indices, values, base).
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let size = types[1].size();
+        tile_smem(
+            self.block,
+            self.rounds * tuning::vec(size),
+            types[0].size(),
+            Some(size),
+        )
+    }
 }
 
 fn tile_key(size: usize, op: Op) -> CombineTileKey {
@@ -96,14 +106,14 @@ fn tile_key(size: usize, op: Op) -> CombineTileKey {
     }
 }
 
-fn key(size: usize, idx: ScalarType, op: Op) -> CombineKey {
+fn key(arch: &Arch, size: usize, idx: ScalarType, op: Op) -> CombineKey {
     let sh = tuning::combine(size);
     CombineKey {
         idx,
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::combine_min_blocks(size),
+        minb: tuning::combine_min_blocks(arch, size, sh.block, 0),
     }
 }
 
@@ -136,7 +146,7 @@ pub(crate) fn scatter_combine(
         return combine_tile(gpu, vals, idx, base, op, out, copy);
     }
     let s = sort_by_index(gpu, idx, vals, len, false)?;
-    let k = gpu.kernel(key(size, idx.ty(), op), &[(base, 1)])?;
+    let k = gpu.kernel(key(&gpu.arch, size, idx.ty(), op), &[(base, 1)])?;
     let (keys, sorted) = (column_ptr(&s.keys)?, column_ptr(s.values()?)?);
     let m = gpu.mailbox()?;
     gpu.launch_single_pass(&k, tiles, sh.block, 0, |p| CombineParams {
@@ -171,9 +181,8 @@ fn combine_tile(
 ) -> Result<Buffer> {
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
     let key = tile_key(size, op);
-    let items = key.rounds * tuning::vec(size);
     let (lo, passes) = digit_passes(0..index_bits(len));
-    let smem = tile_smem(key.block, items, idx.ty().size(), Some(size));
+    let smem = key.dynamic_smem(&[idx.ty(), vals.ty()]);
     let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
     let m = gpu.mailbox()?;
     k.launch(
@@ -202,19 +211,19 @@ pub(crate) mod check {
     use crate::backend::cuda::source::SourceKey;
 
     /// The instances a compile check builds.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    pub(crate) fn variants(arch: &Arch) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for t in ScalarType::ALL {
             for op in Op::ALL.into_iter().filter(|o| o.applies_to(t)) {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(t.size(), ScalarType::U32, op).into(),
+                    family: key(arch, t.size(), ScalarType::U32, op).into(),
                     sources: vec![SourceKey::plain(t, 1)],
                 });
             }
             v.push(KernelKey {
                 functor: None,
-                family: key(t.size(), ScalarType::U64, Op::Min).into(),
+                family: key(arch, t.size(), ScalarType::U64, Op::Min).into(),
                 sources: vec![SourceKey::plain(t, 1)],
             });
             // One launch: every operator with u32 indices, the minimum with u64 ones.

@@ -5,8 +5,9 @@ use super::gpu::Gpu;
 use super::key::{CompactKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
-use super::tuning;
+use super::tuning::{self, Arch};
 use crate::error::Result;
+use crate::item::ScalarType;
 use crate::source::Source;
 
 kernel_params!(
@@ -38,13 +39,18 @@ impl Template for CompactKey {
             self.own
         )
     }
+    /// The staged tile of values.
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let size = types[0].size() as u32;
+        self.block * self.rounds * tuning::vec(size as usize) * size
+    }
 }
 
 /// The tile: `tuning::compact`'s (`big`: its large blocks), with half the rounds for 8-byte
 /// counts (sequences of 2^32 elements or more), whose look-back and registers are twice as
 /// wide.
-fn shape(size: usize, wide: bool, big: bool) -> tuning::Shape {
-    let mut sh = tuning::compact(size, big);
+fn shape(arch: &Arch, size: usize, wide: bool, big: bool) -> tuning::Shape {
+    let mut sh = tuning::compact(arch, size, big);
     if wide {
         sh.rounds = (sh.rounds / 2).max(1);
     }
@@ -60,15 +66,17 @@ fn own_flags(src: &Source, flags: &Source) -> bool {
     }
 }
 
-fn key(size: usize, wide: bool, own: bool, big: bool) -> CompactKey {
-    let sh = shape(size, wide, big);
-    CompactKey {
+fn key(arch: &Arch, ty: ScalarType, wide: bool, own: bool, big: bool) -> CompactKey {
+    let sh = shape(arch, ty.size(), wide, big);
+    let mut key = CompactKey {
         wide,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::compact_min_blocks(sh.block),
+        minb: 0,
         own,
-    }
+    };
+    key.minb = tuning::compact_min_blocks(arch, sh.block, key.dynamic_smem(&[ty]) as usize);
+    key
 }
 
 /// The elements of `src` whose flag is nonzero: a buffer and how many elements it holds. The
@@ -90,13 +98,14 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     // unique from 0.022 to 0.025 ms (run 208).
     let big = own
         && !flags.reads_neighbours()
-        && shape(size, wide, true).tiles(n, vec) >= 4 * u64::from(gpu.arch.sms);
-    let sh = shape(size, wide, big);
-    let k = gpu.kernel(key(size, wide, own, big), &[(src, vec), (flags, vec)])?;
+        && shape(&gpu.arch, size, wide, true).tiles(n, vec) >= 4 * u64::from(gpu.arch.sms);
+    let sh = shape(&gpu.arch, size, wide, big);
+    let key = key(&gpu.arch, src.ty(), wide, own, big);
+    let k = gpu.kernel(key, &[(src, vec), (flags, vec)])?;
     let total = gpu.mailbox()?;
     let tiles = sh.tiles(n, vec);
     // The tile waits in shared memory.
-    let smem = sh.tile(vec) * size as u32;
+    let smem = key.dynamic_smem(&[src.ty()]);
     gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| CompactParams {
         out: out.ptr(),
         n: n as u64,
@@ -121,6 +130,7 @@ pub(crate) mod check {
     /// The instances a compile check builds.
     /// `lazy_flags` over u32 values; `own`: flags over the values' own column, and its type.
     pub(crate) fn variants(
+        arch: &Arch,
         lazy_indices: &[SourceKey],
         lazy_flags: &[SourceKey],
         own: &[(ScalarType, SourceKey)],
@@ -133,7 +143,7 @@ pub(crate) mod check {
             for values in [SourceKey::plain(ty, vec), at] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), false, false, false).into(),
+                    family: key(arch, ty, false, false, false).into(),
                     sources: vec![values, f.clone()],
                 });
             }
@@ -143,7 +153,7 @@ pub(crate) mod check {
             for (wide, big) in [(false, false), (false, true), (true, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, true, big).into(),
+                    family: key(arch, *ty, wide, true, big).into(),
                     sources: vec![SourceKey::plain(*ty, vec), f.clone()],
                 });
             }
@@ -153,7 +163,7 @@ pub(crate) mod check {
             for (avec, wide) in [(vec, false), (0, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(ty.size(), wide, false, false).into(),
+                    family: key(arch, ty, wide, false, false).into(),
                     sources: vec![
                         SourceKey::plain(ty, avec),
                         SourceKey::plain(ScalarType::U8, avec),
@@ -165,7 +175,7 @@ pub(crate) mod check {
             let vec = tuning::vec(s.ty.size());
             v.push(KernelKey {
                 functor: None,
-                family: key(s.ty.size(), false, false, false).into(),
+                family: key(arch, s.ty, false, false, false).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, vec)],
             });
         }

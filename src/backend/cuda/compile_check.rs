@@ -11,7 +11,10 @@
 //! `DEVSEQ_COMPILE_SAMPLE=k` keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the
 //! quick form (`jit.rs`) and `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
 //! `DEVSEQ_COMPILE_ARCH` names another target: an `sm_` one for its images, a `compute_` one
-//! for PTX (dumped as `.ptx`, NUL-terminated as NVRTC gives it), to time ptxas apart.
+//! for PTX (dumped as `.ptx`, NUL-terminated as NVRTC gives it), to time ptxas apart; the
+//! instances are those that GPU's tuning asks for (`tuning::gpus::for_target`). For machine
+//! code, every instance's static and dynamic shared memory must fit a block of that GPU.
+//! `DEVSEQ_COMPILE_DRY=1` prints the instances' names and source hashes without compiling.
 
 use super::key::KernelKey;
 use super::source::SourceKey;
@@ -183,7 +186,7 @@ fn neighbours() -> SourceKey {
     key
 }
 
-fn instances() -> Vec<KernelKey> {
+fn instances(arch: &tuning::Arch) -> Vec<KernelKey> {
     let lazy = lazy();
     let positions: Vec<SourceKey> = lazy
         .iter()
@@ -192,7 +195,7 @@ fn instances() -> Vec<KernelKey> {
         .collect();
     let mut v = Vec::new();
     v.extend(map::check::variants(&lazy));
-    v.extend(reduce::check::variants());
+    v.extend(reduce::check::variants(arch));
     // argmax's words: 64-bit keys from a 32-bit column and the positions; and from bytes.
     let word = trace(&[ScalarType::F32, ScalarType::U64], |a, id| {
         let x = Expr::<f32>::from_node(id, a[0]);
@@ -211,12 +214,15 @@ fn instances() -> Vec<KernelKey> {
         x * x
     })
     .unwrap();
-    v.extend(reduce::check::lazy_variants(&[
-        Source::map(&[&col(ScalarType::F32), &at], &word, 10),
-        Source::map(&[&col(ScalarType::U8)], &bytes, 10),
-        Source::map(&[&col(ScalarType::F32)], &square, 10),
-    ]));
-    v.extend(scan::check::variants(&lazy));
+    v.extend(reduce::check::lazy_variants(
+        arch,
+        &[
+            Source::map(&[&col(ScalarType::F32), &at], &word, 10),
+            Source::map(&[&col(ScalarType::U8)], &bytes, 10),
+            Source::map(&[&col(ScalarType::F32)], &square, 10),
+        ],
+    ));
+    v.extend(scan::check::variants(arch, &lazy));
     // Lazy head flags of u32 keys, whole and sliced (a first row past the keys' first).
     let heads = Source::head_flags(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
     let flags = [
@@ -240,7 +246,7 @@ fn instances() -> Vec<KernelKey> {
             .filter(|s| s.ty.size() == 8 && s.avec == 2)
             .cloned(),
     );
-    v.extend(segment::check::variants(&flags, &wide));
+    v.extend(segment::check::variants(arch, &flags, &wide));
     // copy_if's flags: a comparison of the f32 values' own column.
     let below = trace(&[ScalarType::F32], |a, id| {
         Expr::<f32>::from_node(id, a[0]).lt(0.5f32).cast::<u8>()
@@ -254,15 +260,38 @@ fn instances() -> Vec<KernelKey> {
             SourceKey::assuming(&Source::map(&[&col(ScalarType::F32)], &below, 10), 4),
         ),
     ];
-    v.extend(compact::check::variants(&positions, &flags, &own));
+    v.extend(compact::check::variants(arch, &positions, &flags, &own));
     v.extend(gather::check::variants(&lazy));
-    v.extend(sort::check::variants(&positions, &lazy));
-    v.extend(combine::check::variants());
+    v.extend(sort::check::variants(arch, &positions, &lazy));
+    v.extend(combine::check::variants(arch));
     v.extend(histogram::check::variants(&lazy));
-    v.extend(assoc::check::variants());
+    v.extend(assoc::check::variants(arch));
     v.extend(search::check::variants(&positions));
     v.extend(merge::check::variants(&positions));
     v
+}
+
+#[test]
+fn ptxas_reports_give_static_shared_memory() {
+    let log = "ptxas info    : Compiling entry function 'k' for 'sm_75'\n\
+               ptxas info    : Used 96 registers, used 1 barriers, 17440 bytes smem, 432 bytes cmem[0]";
+    assert_eq!(static_smem(log), 17440);
+    assert_eq!(
+        static_smem("ptxas info    : Used 8 registers, 380 bytes cmem[0]"),
+        0
+    );
+}
+
+/// The static shared memory of the kernel in a ptxas report (`-v`): the most of its lines'
+/// "N bytes smem".
+fn static_smem(log: &str) -> usize {
+    log.lines()
+        .filter_map(|l| {
+            let (before, _) = l.split_once(" bytes smem")?;
+            before.rsplit([' ', ',']).next()?.parse().ok()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// `f`, its time printed with `name` where `DEVSEQ_COMPILE_TIMES` is set (run with
@@ -288,7 +317,8 @@ fn kernels_compile() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let all: Vec<(KernelKey, String, u32)> = instances()
+    let arch = std::env::var("DEVSEQ_COMPILE_ARCH").unwrap_or_else(|_| "sm_90".into());
+    let all: Vec<(KernelKey, String, u32)> = instances(&tuning::gpus::for_target(&arch))
         .into_iter()
         .map(|k| {
             let (src, name) = jit::instance(&k);
@@ -306,11 +336,21 @@ fn kernels_compile() {
         .filter(|(k, _)| k % sample == 0)
         .map(|(_, x)| x)
         .collect();
+    // The instances' names and source hashes only, nothing compiled: for comparing what two
+    // trees would build (`DEVSEQ_COMPILE_DRY=1`).
+    if std::env::var_os("DEVSEQ_COMPILE_DRY").is_some() {
+        for (_, name, hash) in &all {
+            println!("{name} [{hash:08x}]");
+        }
+        return;
+    }
     let info = std::env::var_os("DEVSEQ_PTXAS_INFO").is_some();
-    let arch = std::env::var("DEVSEQ_COMPILE_ARCH").unwrap_or_else(|_| "sm_90".into());
+    let target = tuning::gpus::for_target(&arch);
+    // ptxas reports each instance's static shared memory where it makes machine code.
+    let cubin = !arch.starts_with("compute_");
     let compile = |key, name: &str, hash: u32| {
         timed(&format!("{name} [{hash:08x}]"), || {
-            jit::compile_for(&arch, key, info)
+            jit::compile_for(&arch, key, info || cubin)
         })
     };
     let failures: Vec<String> = all
@@ -331,6 +371,18 @@ fn kernels_compile() {
                     };
                     let _ = std::fs::write(file.with_extension(ext), image);
                     let _ = std::fs::write(file.with_extension("cu"), jit::instance(key).0);
+                }
+                if cubin {
+                    let types: Vec<ScalarType> = key.sources.iter().map(|s| s.ty).collect();
+                    let dynamic = key.family.dynamic_smem(&types) as usize;
+                    let fixed = static_smem(&log);
+                    if fixed + dynamic > target.smem_block {
+                        return Some(format!(
+                            "{name}: {fixed} bytes of static and {dynamic} of dynamic shared \
+                             memory, past {arch}'s {} a block",
+                            target.smem_block
+                        ));
+                    }
                 }
                 if info {
                     let report: Vec<&str> = log

@@ -43,6 +43,7 @@ pub(crate) struct Gpu {
 impl Gpu {
     /// Opens GPU `ordinal` with a new stream.
     pub fn new(ordinal: usize) -> Result<Arc<Gpu>> {
+        super::tuning::check_knobs()?;
         if !driver_present() {
             return Err(Error::NoCuda(
                 "the CUDA driver library (libcuda.so) was not found".into(),
@@ -89,6 +90,12 @@ impl Gpu {
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize,
             smem_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?.max(0)
                 as usize,
+            smem_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?.max(0)
+                as usize,
+            smem_reserved: attr(A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?.max(0)
+                as usize,
+            threads_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?.max(32) as u32,
+            blocks_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?.max(1) as u32,
             cooperative: attr(A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
         };
         let name = ctx.name().cuda("cuDeviceGetName")?;

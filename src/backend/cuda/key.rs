@@ -26,6 +26,12 @@ pub(crate) trait Template: Copy + Into<Family> {
     const PARAMS_FIRST: bool = false;
     /// The name expression of the instance, given the C++ names of its sources' types.
     fn name(&self, sources: &[String]) -> String;
+    /// Bytes of dynamic shared memory a block of the instance takes, given its sources'
+    /// element types (what the launch asks for; the compile check checks that they fit beside
+    /// the static ones).
+    fn dynamic_smem(&self, _types: &[ScalarType]) -> u32 {
+        0
+    }
 }
 
 /// The key of one kernel instance.
@@ -85,6 +91,14 @@ macro_rules! families {
             pub fn name(&self, sources: &[String]) -> String {
                 match self {
                     $(Family::$variant(k) => k.name(sources),)*
+                }
+            }
+
+            /// Bytes of dynamic shared memory a block takes (`Template::dynamic_smem`).
+            #[cfg(test)]
+            pub fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+                match self {
+                    $(Family::$variant(k) => k.dynamic_smem(types),)*
                 }
             }
 

@@ -69,7 +69,7 @@ pub(crate) fn compile_scans_in_background(arch: &str) -> Result<impl Sized + use
             "the NVRTC library was not found".into(),
         ));
     }
-    jit::compile_in_background(arch, &scan::large_sums())
+    jit::compile_in_background(arch, &scan::large_sums(&tuning::gpus::for_target(arch)))
 }
 
 fn column(b: Buffer, ty: ScalarType, len: usize) -> Column {

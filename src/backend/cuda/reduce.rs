@@ -6,7 +6,7 @@ use super::key::{ReduceKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::single_pass::{PARTIAL_BYTES, counter};
-use super::tuning;
+use super::tuning::{self, Arch};
 use crate::error::Result;
 use crate::op::Op;
 use crate::source::Source;
@@ -38,14 +38,14 @@ impl Template for ReduceKey {
     }
 }
 
-fn key(size: usize, op: Op) -> ReduceKey {
+fn key(arch: &Arch, size: usize, op: Op) -> ReduceKey {
     let sh = tuning::REDUCE;
     ReduceKey {
         op,
         block: sh.block,
         vec: tuning::vec(size),
         rounds: sh.rounds,
-        minb: tuning::reduce_min_blocks(size),
+        minb: tuning::reduce_min_blocks(arch, size),
     }
 }
 
@@ -53,9 +53,9 @@ fn key(size: usize, op: Op) -> ReduceKey {
 /// column in whole 16-byte vectors (`tuning::reduce_vec`), with fewer rounds, so that a thread
 /// takes as many elements a tile. Integer operators are exact, so the grouping this changes
 /// gives the same bits as the stored copy's.
-fn key_for(src: &Source, op: Op) -> ReduceKey {
+fn key_for(arch: &Arch, src: &Source, op: Op) -> ReduceKey {
     let ty = src.ty();
-    let mut k = key(ty.size(), op);
+    let mut k = key(arch, ty.size(), op);
     if src.as_column().is_none() && !ty.is_float() {
         let narrowest = src.columns.iter().map(|c| c.ty.size()).min();
         if let Some(leaf) = narrowest {
@@ -71,7 +71,7 @@ fn key_for(src: &Source, op: Op) -> ReduceKey {
 /// The grid depends on `n` and the device alone (not on the kernel instance), so that every
 /// source of the same elements gives the same bits.
 pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<()> {
-    let key = key_for(src, op);
+    let key = key_for(&gpu.arch, src, op);
     let k = gpu.kernel(key, &[(src, key.vec)])?;
     let sh = tuning::Shape {
         block: key.block,
@@ -122,7 +122,7 @@ pub(crate) mod check {
     use crate::item::ScalarType;
 
     /// The instances a compile check builds: every type and operator, aligned or not.
-    pub(crate) fn variants() -> Vec<KernelKey> {
+    pub(crate) fn variants(arch: &Arch) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for ty in ScalarType::ALL {
             let vec = tuning::vec(ty.size());
@@ -130,7 +130,7 @@ pub(crate) mod check {
                 for avec in [vec, 0] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty.size(), op).into(),
+                        family: key(arch, ty.size(), op).into(),
                         sources: vec![SourceKey::plain(ty, avec)],
                     });
                     if avec == 0 && op != Op::Add {
@@ -143,11 +143,11 @@ pub(crate) mod check {
     }
 
     /// The instances for lazy sources (integers read by their narrowest column): every operator.
-    pub(crate) fn lazy_variants(srcs: &[Source]) -> Vec<KernelKey> {
+    pub(crate) fn lazy_variants(arch: &Arch, srcs: &[Source]) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for src in srcs {
             for op in Op::ALL.into_iter().filter(|o| o.applies_to(src.ty())) {
-                let k = key_for(src, op);
+                let k = key_for(arch, src, op);
                 v.push(KernelKey {
                     functor: None,
                     family: k.into(),

@@ -6,7 +6,7 @@ use super::key::{ScanKey, Template, op_functor};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::source;
-use super::tuning;
+use super::tuning::{self, Arch};
 use crate::backend::Init;
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -42,31 +42,39 @@ impl Template for ScanKey {
             self.exclusive
         )
     }
+    /// The staged tile.
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let size = types[0].size() as u32;
+        self.block * self.rounds * tuning::vec(size as usize) * size
+    }
 }
 
 /// The key of a scan of `n` elements of `ty`, whose items are `computed` in registers before
 /// they are staged (`source::computed`) or not.
-fn key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> ScanKey {
-    let sh = tuning::scan(ty, n);
-    ScanKey {
+fn key(arch: &Arch, ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> ScanKey {
+    let sh = tuning::scan(arch, ty, n);
+    let mut key = ScanKey {
         op,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::scan_min_blocks(computed, ty, exclusive),
+        minb: 0,
         exclusive,
-    }
+    };
+    let smem = key.dynamic_smem(&[ty]) as usize;
+    key.minb = tuning::scan_min_blocks(arch, computed, ty, exclusive, smem);
+    key
 }
 
 /// The keys of the large inclusive and exclusive sums of a stored column of every type: the
 /// slowest compiles of the scans, for the exit test (`jit::compile_in_background`).
-pub(crate) fn large_sums() -> Vec<super::key::KernelKey> {
+pub(crate) fn large_sums(arch: &Arch) -> Vec<super::key::KernelKey> {
     let n = tuning::SCAN_MID + 1;
     let mut v = Vec::new();
     for ty in ScalarType::ALL {
         for exclusive in [false, true] {
             v.push(super::key::KernelKey {
                 functor: None,
-                family: key(ty, n, Op::Add, exclusive, false).into(),
+                family: key(arch, ty, n, Op::Add, exclusive, false).into(),
                 sources: vec![super::source::SourceKey::plain(ty, tuning::vec(ty.size()))],
             });
         }
@@ -83,14 +91,21 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
     }
     let vec = tuning::vec(size);
     // The tiles follow the shape the instance is compiled for.
-    let key = key(src.ty(), n, op, init.is_some(), source::computed(src));
+    let key = key(
+        &gpu.arch,
+        src.ty(),
+        n,
+        op,
+        init.is_some(),
+        source::computed(src),
+    );
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
     };
     let k = gpu.kernel(key, &[(src, vec)])?;
     // The tile waits in shared memory.
-    let smem = sh.tile(vec) * size as u32;
+    let smem = key.dynamic_smem(&[src.ty()]);
     let tiles = sh.tiles(n, vec);
     gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| ScanParams {
         out: out.ptr(),
@@ -114,14 +129,14 @@ pub(crate) mod check {
     /// The instances a compile check builds, in the tiles of large scans; for each of `lazy`,
     /// its inclusive sum and exclusive maximum; the smaller tiles of small scans for every
     /// type's inclusive sum and exclusive maximum.
-    pub(crate) fn variants(lazy: &[SourceKey]) -> Vec<KernelKey> {
+    pub(crate) fn variants(arch: &Arch, lazy: &[SourceKey]) -> Vec<KernelKey> {
         let large = tuning::SCAN_MID + 1;
         let mut v = Vec::new();
         for s in lazy {
             for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
                 v.push(KernelKey {
                     functor: None,
-                    family: key(s.ty, large, op, exclusive, s.computed()).into(),
+                    family: key(arch, s.ty, large, op, exclusive, s.computed()).into(),
                     sources: vec![s.clone()],
                 });
             }
@@ -133,7 +148,7 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty, n, op, exclusive, false).into(),
+                        family: key(arch, ty, n, op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
@@ -142,14 +157,14 @@ pub(crate) mod check {
                 for (op, exclusive) in [(Op::Add, false), (Op::Max, true)] {
                     v.push(KernelKey {
                         functor: None,
-                        family: key(ty, bytes / ty.size(), op, exclusive, false).into(),
+                        family: key(arch, ty, bytes / ty.size(), op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec)],
                     });
                 }
             }
             v.push(KernelKey {
                 functor: None,
-                family: key(ty, n, Op::Max, false, false).into(),
+                family: key(arch, ty, n, Op::Max, false, false).into(),
                 sources: vec![SourceKey::plain(ty, 0)],
             });
         }

@@ -6,7 +6,7 @@ use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::reduce::reduce;
 use super::source;
-use super::tuning;
+use super::tuning::{self, Arch};
 use crate::backend::Init;
 use crate::error::Result;
 use crate::expr::trace;
@@ -98,9 +98,16 @@ impl Template for HeadFlagsKey {
 /// The key of a segmented scan of `n` values of `ty`, `computed` in registers (a lazy source
 /// that is not one column: `source::computed`) or not. Stored 8-byte floats, and stored 8-byte
 /// integers' sums and products, take 64 registers a thread (`tuning::segscan`).
-fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> SegScanKey {
+fn scan_key(
+    arch: &Arch,
+    ty: ScalarType,
+    n: usize,
+    op: Op,
+    exclusive: bool,
+    computed: bool,
+) -> SegScanKey {
     let fits_64 = ty.is_float() || matches!(op, Op::Add | Op::Mul);
-    let (sh, minb) = tuning::segscan(ty.size(), n, computed, fits_64);
+    let (sh, minb) = tuning::segscan(arch, ty.size(), n, computed, fits_64);
     SegScanKey {
         op,
         block: sh.block,
@@ -110,7 +117,7 @@ fn scan_key(ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -
     }
 }
 
-fn reduce_key(size: usize, n: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
+fn reduce_key(arch: &Arch, size: usize, n: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
     let sh = tuning::seg(size, n);
     SegReduceKey {
         op,
@@ -118,7 +125,7 @@ fn reduce_key(size: usize, n: usize, op: Op, wide: bool, keys: bool) -> SegReduc
         keys,
         block: sh.block,
         rounds: sh.rounds,
-        minb: tuning::segreduce_min_blocks(size, wide),
+        minb: tuning::segreduce_min_blocks(arch, size, wide),
     }
 }
 
@@ -131,7 +138,14 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
     }
     let vec = tuning::vec(size);
     // The tiles follow the shape the instance is compiled for.
-    let key = scan_key(src.ty(), n, op, init.is_some(), source::computed(src));
+    let key = scan_key(
+        &gpu.arch,
+        src.ty(),
+        n,
+        op,
+        init.is_some(),
+        source::computed(src),
+    );
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -286,7 +300,7 @@ fn launch_reduce(
         Some((k, b)) => (k, b.ptr()),
         None => (flags, Ptr(0)),
     };
-    let key = reduce_key(size, n, op, wide, keys.is_some());
+    let key = reduce_key(&gpu.arch, size, n, op, wide, keys.is_some());
     let sh = tuning::Shape {
         block: key.block,
         rounds: key.rounds,
@@ -341,12 +355,16 @@ pub(crate) mod check {
     /// The instances a compile check builds, in the tiles of large inputs; for each of
     /// `lazy_values`, also its inclusive sum under stored flags; the small inputs' tiles of the
     /// types that have them (sums, and reduce_by_key's f32 sums over u32 keys).
-    pub(crate) fn variants(lazy_flags: &[SourceKey], lazy_values: &[SourceKey]) -> Vec<KernelKey> {
+    pub(crate) fn variants(
+        arch: &Arch,
+        lazy_flags: &[SourceKey],
+        lazy_values: &[SourceKey],
+    ) -> Vec<KernelKey> {
         let mut v = Vec::new();
         for s in lazy_values {
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(s.ty, LARGE, Op::Add, false, s.computed()).into(),
+                family: scan_key(arch, s.ty, LARGE, Op::Add, false, s.computed()).into(),
                 sources: vec![s.clone(), SourceKey::plain(ScalarType::U8, s.avec)],
             });
         }
@@ -354,13 +372,13 @@ pub(crate) mod check {
             let (ty, vec) = (ScalarType::F32, tuning::vec(4));
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, LARGE, Op::Add, false, false).into(),
+                family: reduce_key(arch, 4, LARGE, Op::Add, false, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone(), f.clone()],
             });
             // reduce_by_key: u32 keys (the flags' column) at the heads.
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, LARGE, Op::Add, false, true).into(),
+                family: reduce_key(arch, 4, LARGE, Op::Add, false, true).into(),
                 sources: vec![
                     SourceKey::plain(ty, vec),
                     f.clone(),
@@ -369,7 +387,7 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ScalarType::F32, LARGE, Op::Add, true, false).into(),
+                family: scan_key(arch, ScalarType::F32, LARGE, Op::Add, true, false).into(),
                 sources: vec![SourceKey::plain(ty, vec), f.clone()],
             });
         }
@@ -388,24 +406,24 @@ pub(crate) mod check {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(ty, LARGE, op, exclusive, false).into(),
+                        family: scan_key(arch, ty, LARGE, op, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
                 v.push(KernelKey {
                     functor: None,
-                    family: reduce_key(size, LARGE, op, false, false).into(),
+                    family: reduce_key(arch, size, LARGE, op, false, false).into(),
                     sources: vec![SourceKey::plain(ty, vec), flags(vec), flags(1)],
                 });
             }
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(size, LARGE, Op::Add, true, false).into(),
+                family: reduce_key(arch, size, LARGE, Op::Add, true, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0), flags(1)],
             });
             v.push(KernelKey {
                 functor: None,
-                family: reduce_key(4, LARGE, Op::Min, false, true).into(),
+                family: reduce_key(arch, 4, LARGE, Op::Min, false, true).into(),
                 sources: vec![
                     SourceKey::plain(ScalarType::I32, 4),
                     flags(4),
@@ -414,27 +432,27 @@ pub(crate) mod check {
             });
             v.push(KernelKey {
                 functor: None,
-                family: scan_key(ty, LARGE, Op::Max, false, false).into(),
+                family: scan_key(arch, ty, LARGE, Op::Max, false, false).into(),
                 sources: vec![SourceKey::plain(ty, 0), flags(0)],
             });
             if tuning::seg(size, 1).rounds != tuning::seg(size, LARGE).rounds {
                 for exclusive in [false, true] {
                     v.push(KernelKey {
                         functor: None,
-                        family: scan_key(ty, 1, Op::Add, exclusive, false).into(),
+                        family: scan_key(arch, ty, 1, Op::Add, exclusive, false).into(),
                         sources: vec![SourceKey::plain(ty, vec), flags(vec)],
                     });
                 }
                 v.push(KernelKey {
                     functor: None,
-                    family: reduce_key(size, 1, Op::Add, false, false).into(),
+                    family: reduce_key(arch, size, 1, Op::Add, false, false).into(),
                     sources: vec![SourceKey::plain(ty, vec), flags(vec), flags(1)],
                 });
             }
         }
         v.push(KernelKey {
             functor: None,
-            family: reduce_key(4, 1, Op::Add, false, true).into(),
+            family: reduce_key(arch, 4, 1, Op::Add, false, true).into(),
             sources: vec![
                 SourceKey::plain(ScalarType::F32, 4),
                 flags(4),

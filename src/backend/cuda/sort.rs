@@ -79,6 +79,11 @@ impl Template for SortPassKey {
             s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.minb
         )
     }
+    /// The tile's keys and values and the pass's counters.
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let value = self.values.then(|| types[1].size());
+        pass_smem(self.block, self.items, types[0].size(), value)
+    }
 }
 
 impl Template for SortTileKey {
@@ -89,6 +94,11 @@ impl Template for SortTileKey {
             "ds_sort_tile<{}, {}, {}, {}, {}, {}, {}>",
             s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.check
         )
+    }
+    /// The tile's keys and values and the counters.
+    fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
+        let value = self.values.then(|| types[1].size());
+        tile_smem(self.block, self.items, types[0].size(), value)
     }
 }
 
@@ -111,9 +121,10 @@ const MAX_PASSES: usize = 8;
 const PLAN_BYTES: usize = MAX_PASSES * RADIX * 8 + 64;
 
 /// The digit passes' instance for `n` keys (`n` picks the tile size, `tuning::sort_for`),
-/// with no more keys a thread than the tile's shared memory allows on `arch` (the shapes are
-/// measured on GPUs with 227 KB a block and 228 KB a multiprocessor; 4-byte keys with 4-byte
-/// values at 28 a thread need 110 KB, two blocks a multiprocessor).
+/// with no more keys a thread than the tile's shared memory allows on `arch`, and as many
+/// blocks a multiprocessor as it holds (the shapes are measured on GPUs with 227 KB a block and
+/// 228 KB a multiprocessor; 4-byte keys with 4-byte values at 28 a thread need 110 KB, two
+/// blocks a multiprocessor).
 fn pass_key(
     key: ScalarType,
     value: Option<ScalarType>,
@@ -126,12 +137,13 @@ fn pass_key(
     while items > 1 && pass_smem(block, items, key.size(), vsize) as usize > arch.smem_block {
         items -= 1;
     }
+    let smem = pass_smem(block, items, key.size(), vsize) as usize;
     SortPassKey {
         values: value.is_some(),
         desc,
         block,
         items,
-        minb,
+        minb: arch.blocks_that_fit(minb, block, smem),
     }
 }
 
@@ -243,7 +255,7 @@ fn sort_unchecked(
     if tiles == 1 && tuning::sort_one_block() {
         return sort_tile(gpu, keys, values, pk, lo, passes, check_len);
     }
-    let smem = pass_smem(pk.block, pk.items, ks, vty.map(|v| v.size()));
+    let smem = pk.dynamic_smem(&[kty, vty.unwrap_or(kty)]);
     let ka = Buffer::new(gpu, n * ks)?;
     let kb = Buffer::new(gpu, if passes > 1 { n * ks } else { 0 })?;
     let va = Buffer::new(gpu, n * vsize)?;
@@ -352,11 +364,12 @@ fn sort_tile(
     // Without values the keys stand in for them (never read).
     let vsrc = values.unwrap_or(keys);
     // Sorts that check no bounds get an instance without the check's code.
-    let k = gpu.kernel(tile_key(pk, check_len != 0), &[(keys, 1), (vsrc, 1)])?;
+    let tk = tile_key(pk, check_len != 0);
+    let k = gpu.kernel(tk, &[(keys, 1), (vsrc, 1)])?;
     k.launch(
         1,
         pk.block,
-        tile_smem(pk.block, pk.items, kty.size(), vty.map(|v| v.size())),
+        tk.dynamic_smem(&[kty, vty.unwrap_or(kty)]),
         &SortTileParams {
             ka: ka.ptr(),
             va: va.ptr(),
@@ -383,26 +396,15 @@ pub(crate) mod check {
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
 
-    /// An H100's: the GPU whose shapes the compile check builds.
-    fn h100() -> tuning::Arch {
-        tuning::Arch {
-            major: 9,
-            minor: 0,
-            sms: 132,
-            l2_bytes: 50 << 20,
-            smem_block: 227 << 10,
-            cooperative: true,
-        }
-    }
-
-    /// The instances a compile check builds: both tile sizes of the passes (a few keys and
-    /// many, on an H100's count of multiprocessors); for each of `lazy_keys`, the histogram and
-    /// the passes of a sort of them (keys alone).
+    /// The instances a compile check builds for `arch`: both tile sizes of the passes (a few
+    /// keys and many); for each of `lazy_keys`, the histogram and the passes of a sort of them
+    /// (keys alone).
     pub(crate) fn variants(
+        arch: &tuning::Arch,
         lazy_positions: &[SourceKey],
         lazy_keys: &[SourceKey],
     ) -> Vec<KernelKey> {
-        let arch = h100();
+        let arch = *arch;
         // Index keys (u32, u64) ascending are also sorted with their bounds checked.
         let checks = |ty: ScalarType, desc: bool| -> &'static [bool] {
             match ty {
@@ -471,7 +473,7 @@ pub(crate) mod check {
         for (smem_block, want) in [(227usize << 10, [28, 18, 20]), (96 << 10, [23, 15, 11])] {
             let arch = tuning::Arch {
                 smem_block,
-                ..h100()
+                ..tuning::gpus::H100
             };
             for k in ScalarType::ALL {
                 for v in std::iter::once(None).chain(ScalarType::ALL.into_iter().map(Some)) {
