@@ -8,7 +8,7 @@
 //! those of any of several such texts separated by `|`; `DEVSEQ_PTXAS_INFO=1` prints ptxas'
 //! registers and spills of each, and fails on any spill. For compile-time surveys:
 //! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time (and its source's hash),
-//! `DEVSEQ_COMPILE_SAMPLE=k` keeps every k-th instance, `DEVSEQ_COMPILE_QUICK=1` compiles the
+//! `DEVSEQ_COMPILE_SAMPLE=k` keeps every k-th instance (from the `DEVSEQ_COMPILE_OFFSET`-th), `DEVSEQ_COMPILE_QUICK=1` compiles the
 //! quick form (`jit.rs`) and `DEVSEQ_NVRTC_EXTRA` adds NVRTC options (e.g. `--time=FILE`).
 //! `DEVSEQ_COMPILE_ARCH` names another target: an `sm_` one for its images, a `compute_` one
 //! for PTX (dumped as `.ptx`, NUL-terminated as NVRTC gives it), to time ptxas apart; the
@@ -311,12 +311,16 @@ fn kernels_compile() {
     let dump = std::env::var_os("DEVSEQ_DUMP_DIR").map(std::path::PathBuf::from);
     let only = std::env::var("DEVSEQ_COMPILE_ONLY").unwrap_or_default();
     let only: Vec<&str> = only.split('|').collect();
-    // Every k-th instance only (`DEVSEQ_COMPILE_SAMPLE=k`), for quick compile-time surveys.
-    let sample: usize = std::env::var("DEVSEQ_COMPILE_SAMPLE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1);
+    // Every k-th instance only (`DEVSEQ_COMPILE_SAMPLE=k`), from the `DEVSEQ_COMPILE_OFFSET`-th
+    // on (so that samples of several runs cover different instances).
+    let var = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let sample = var("DEVSEQ_COMPILE_SAMPLE", 1).max(1);
+    let offset = var("DEVSEQ_COMPILE_OFFSET", 0) % sample;
     let arch = std::env::var("DEVSEQ_COMPILE_ARCH").unwrap_or_else(|_| "sm_90".into());
     let all: Vec<(KernelKey, String, u32)> = instances(&tuning::gpus::for_target(&arch))
         .into_iter()
@@ -333,7 +337,7 @@ fn kernels_compile() {
             only.iter().any(|o| name.contains(o) || hash == *o)
         })
         .enumerate()
-        .filter(|(k, _)| k % sample == 0)
+        .filter(|(k, _)| k % sample == offset)
         .map(|(_, x)| x)
         .collect();
     // The instances' names and source hashes only, nothing compiled: for comparing what two
