@@ -94,6 +94,7 @@ impl Device {
     /// assert!(dev.name().starts_with("host"));
     /// ```
     pub fn host() -> Device {
+        crate::diagnostics::init();
         Device {
             backend: HostBackend::get(),
         }

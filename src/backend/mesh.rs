@@ -149,36 +149,42 @@ fn first(devices: &[Device]) -> Result<&Device> {
         .ok_or_else(|| Error::InvalidArgument("a device group needs at least one device".into()))
 }
 
-/// `f(0), …, f(n - 1)`, each on a thread of its own (`f(0)` on this one), so that the shards'
-/// work runs at the same time; the results in order, or the error of the lowest shard that
-/// failed. Where a thread cannot be started, its shard runs on this thread after `f(0)`.
-pub(crate) fn per_shard<R: Send>(
-    n: usize,
-    f: impl Fn(usize) -> Result<R> + Sync,
-) -> Result<Vec<R>> {
-    if n <= 1 {
-        return (0..n).map(&f).collect();
-    }
-    let f = &f;
-    std::thread::scope(|s| {
-        let spawned: Vec<_> = (1..n)
-            .map(|k| {
-                std::thread::Builder::new()
-                    .name(format!("devseq-shard-{k}"))
-                    .spawn_scoped(s, move || f(k))
-                    .ok()
-            })
-            .collect();
-        let mut out = Vec::with_capacity(n);
-        out.push(f(0));
-        for (k, h) in (1..n).zip(spawned) {
-            out.push(match h {
-                Some(h) => h.join().unwrap_or_else(|_| {
-                    Err(Error::Internal(format!("shard {k}'s thread panicked")))
-                }),
-                None => f(k),
-            });
+impl Mesh {
+    /// `f(0), …, f(n - 1)`, the shards' work: one after the other where every shard is in one
+    /// memory (`Shared`: host devices, whose work is already parallel, or clones of one GPU's
+    /// `Device`, which queue on one stream), else each on a thread of its own (`f(0)` on this
+    /// one), so that the shards' devices work at the same time and collectives meet. The
+    /// results in order, or the error of the lowest shard that failed. Where a thread cannot be
+    /// started, its shard runs on this thread after `f(0)`.
+    pub(crate) fn per_shard<R: Send>(
+        &self,
+        n: usize,
+        f: impl Fn(usize) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        if n <= 1 || matches!(self, Mesh::Shared) {
+            return (0..n).map(&f).collect();
         }
-        out.into_iter().collect()
-    })
+        let f = &f;
+        std::thread::scope(|s| {
+            let spawned: Vec<_> = (1..n)
+                .map(|k| {
+                    std::thread::Builder::new()
+                        .name(format!("devseq-shard-{k}"))
+                        .spawn_scoped(s, move || f(k))
+                        .ok()
+                })
+                .collect();
+            let mut out = Vec::with_capacity(n);
+            out.push(f(0));
+            for (k, h) in (1..n).zip(spawned) {
+                out.push(match h {
+                    Some(h) => h.join().unwrap_or_else(|_| {
+                        Err(Error::Internal(format!("shard {k}'s thread panicked")))
+                    }),
+                    None => f(k),
+                });
+            }
+            out.into_iter().collect()
+        })
+    }
 }

@@ -10,7 +10,7 @@
 mod reduce;
 mod sort;
 
-use crate::backend::mesh::{Mesh, per_shard};
+use crate::backend::mesh::Mesh;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::item::{Exprs, Item};
@@ -316,7 +316,7 @@ impl<T: Item> ShardedSeq<T> {
     pub fn from_slice(group: &DeviceGroup, data: &[T]) -> Result<Self> {
         let ranges = even(data.len(), group.len());
         let devs = group.devices();
-        let shards = per_shard(group.len(), |k| {
+        let shards = group.mesh().per_shard(group.len(), |k| {
             DeviceSeq::from_slice(&devs[k], &data[ranges[k].clone()])
         })?;
         Ok(Self::of(group, shards))
@@ -447,7 +447,10 @@ impl<T: Item> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let parts = per_shard(self.shards.len(), |k| self.shards[k].to_vec())?;
+        let parts = self
+            .group
+            .mesh()
+            .per_shard(self.shards.len(), |k| self.shards[k].to_vec())?;
         Ok(parts.concat())
     }
 

@@ -2,7 +2,6 @@
 //! per-shard results combined in shard order.
 
 use super::ShardedSeq;
-use crate::backend::mesh::per_shard;
 use crate::error::{Error, Result};
 use crate::item::{Element, Expr, Num, ScalarType};
 use crate::op::Op;
@@ -39,7 +38,7 @@ impl<T: Element> ShardedSeq<T> {
     /// The `op`-reduction of each of the first `count` shards (`None` for an empty one), the
     /// shards at the same time.
     fn shard_totals(&self, op: Op, count: usize) -> Result<Vec<Option<T>>> {
-        per_shard(count, |k| {
+        self.group.mesh().per_shard(count, |k| {
             let s = &self.shards[k];
             if s.is_empty() {
                 Ok(None)
@@ -129,7 +128,7 @@ impl<T: Element> ShardedSeq<T> {
     pub fn inclusive_scan(&self, op: Op) -> Result<ShardedSeq<T>> {
         op.check::<T>()?;
         let k = self.shards.len();
-        let scans = per_shard(k, |i| {
+        let scans = self.group.mesh().per_shard(k, |i| {
             let scan = self.shards[i].inclusive_scan(op)?;
             // The shard's total, where a later shard needs it.
             let n = scan.len();
@@ -184,7 +183,7 @@ impl<T: Element> ShardedSeq<T> {
         // Later shards start from an element that changes nothing (exactly), so that their
         // first output is the carry itself once fixed up.
         let neutral = compute_bits::<T>(op.neutral_of::<T::Compute>());
-        let scans = per_shard(k, |i| {
+        let scans = self.group.mesh().per_shard(k, |i| {
             let s = &self.shards[i];
             let start = if i == 0 { init.compute_bits() } else { neutral };
             let col = s.device().backend().scan(s.source(), op, Some(start))?;
@@ -246,7 +245,7 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn histogram(&self, bins: usize, lo: T, hi: T) -> Result<DeviceSeq<u64>> {
         crate::seq::histogram_args(bins, lo, hi)?;
-        let counts = per_shard(self.shards.len(), |k| {
+        let counts = self.group.mesh().per_shard(self.shards.len(), |k| {
             self.shards[k].histogram(bins, lo, hi)
         })?;
         let cols = counts

@@ -17,7 +17,6 @@
 //!    stable `merge` (`merge_pairs`), so equal keys keep the order of the input.
 
 use super::{DeviceGroup, ShardedSeq};
-use crate::backend::mesh::per_shard;
 use crate::error::{Error, Result};
 use crate::item::{Element, Item};
 use crate::seq::DeviceSeq;
@@ -75,7 +74,7 @@ fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<
     let lens: Vec<usize> = sorted.iter().map(DeviceSeq::len).collect();
     let total: usize = lens.iter().sum();
     // 2. Evenly spaced samples of each sorted shard (the middle of each of `m` stretches).
-    let samples = per_shard(k, |s| {
+    let samples = group.mesh().per_shard(k, |s| {
         let n = lens[s];
         let m = n.min(SAMPLES);
         if m == 0 {
@@ -103,7 +102,7 @@ fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<
     //    sort: the keys below it, and of its equal keys those of earlier shards (all), of its
     //    own shard (those before its position) and of later shards (none).
     let needles: Vec<T> = samples.iter().map(|s| s.key).collect();
-    let before = per_shard(k, |u| {
+    let before = group.mesh().per_shard(k, |u| {
         if lens[u] == 0 || needles.is_empty() {
             return Ok(vec![0; needles.len()]);
         }
@@ -213,7 +212,7 @@ fn redistribute<T: Element, V: Item>(
     let received = group.mesh().all_to_all(parts)?;
     // 5. Each output shard merges its runs.
     let devs = group.devices();
-    let merged = per_shard(k, |d| {
+    let merged = group.mesh().per_shard(k, |d| {
         let dev = &devs[d];
         let runs: Vec<(DeviceSeq<T>, Option<DeviceSeq<V>>)> = received[d]
             .iter()
@@ -283,7 +282,10 @@ impl<T: Element> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sort(&self) -> Result<ShardedSeq<T>> {
-        let sorted = per_shard(self.shards.len(), |k| self.shards[k].sort())?;
+        let sorted = self
+            .group
+            .mesh()
+            .per_shard(self.shards.len(), |k| self.shards[k].sort())?;
         let (keys, _) = redistribute::<T, u8>(&self.group, sorted, None)?;
         Ok(ShardedSeq::of(&self.group, keys))
     }
@@ -320,7 +322,7 @@ impl<T: Element> ShardedSeq<T> {
         values: &ShardedSeq<V>,
     ) -> Result<(ShardedSeq<T>, ShardedSeq<V>)> {
         self.alike(values)?;
-        let sorted = per_shard(self.shards.len(), |k| {
+        let sorted = self.group.mesh().per_shard(self.shards.len(), |k| {
             self.shards[k].sort_pairs(&values.shards[k])
         })?;
         let (keys, vals): (Vec<_>, Vec<_>) = sorted.into_iter().unzip();

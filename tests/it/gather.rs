@@ -58,17 +58,45 @@ where
         .unwrap()
         .to_vec()
         .unwrap();
-    let mut candidates: Vec<Vec<u64>> = vec![Vec::new(); base.len()];
-    for (i, &k) in idx.iter().enumerate() {
-        candidates[k as usize].push(vals[i].to_bits());
-    }
-    for (k, c) in candidates.iter().enumerate() {
+    let candidates = Candidates::new(base.len(), idx, |i| vals[i].to_bits());
+    for k in 0..base.len() {
+        let c = candidates.of(k);
         let ok = if c.is_empty() {
             got[k].to_bits() == base[k].to_bits()
         } else {
             c.contains(&got[k].to_bits())
         };
         assert!(ok, "scatter {what}: slot {k} holds {:?}", got[k]);
+    }
+}
+
+/// The values sent to each slot, in one array (slot `k`'s from `start[k]` to `start[k + 1]`):
+/// a scatter with repeated indices may land any of them.
+struct Candidates {
+    start: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+impl Candidates {
+    fn new(slots: usize, idx: &[u64], value: impl Fn(usize) -> u64) -> Candidates {
+        let mut start = vec![0usize; slots + 1];
+        for &k in idx {
+            start[k as usize + 1] += 1;
+        }
+        for k in 0..slots {
+            start[k + 1] += start[k];
+        }
+        let mut next = start.clone();
+        let mut bits = vec![0u64; idx.len()];
+        for (i, &k) in idx.iter().enumerate() {
+            bits[next[k as usize]] = value(i);
+            next[k as usize] += 1;
+        }
+        Candidates { start, bits }
+    }
+
+    fn of(&self, k: usize) -> &[u64] {
+        &self.bits[self.start[k]..self.start[k + 1]]
     }
 }
 

@@ -6,7 +6,7 @@
 //! one stream that uses it, so the stream's order is all the ordering there is, and no event
 //! is recorded or waited for at each launch.
 
-use super::driver::{DriverResult, driver_error, driver_has, driver_present, nvrtc_present};
+use super::driver::{DriverResult, check, driver_error, driver_has, driver_present, nvrtc_present};
 use super::jit::Jit;
 use super::launch::Held;
 use super::mem::{Mailboxes, Pool, Raw};
@@ -133,11 +133,6 @@ impl Gpu {
     /// Runs `f` between two events on this stream and returns the milliseconds between them
     /// (waits for the stream).
     pub fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        if !driver_has("cuEventElapsedTime_v2") {
-            return Err(Error::NoCuda(
-                "the driver lacks cuEventElapsedTime_v2 (CUDA 12.8 or later)".into(),
-            ));
-        }
         // Both events exist before the first is recorded, so that creating the second is not
         // timed (the GPU may be idle, waiting for the host, when `f` returns).
         let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -146,9 +141,28 @@ impl Gpu {
         start.record(&self.stream).cuda("cuEventRecord")?;
         f()?;
         end.record(&self.stream).cuda("cuEventRecord")?;
-        let ms = start.elapsed_ms(&end).cuda("cuEventElapsedTime")?;
-        Ok(ms as f64)
+        if driver_has("cuEventElapsedTime_v2") {
+            return Ok(start.elapsed_ms(&end).cuda("cuEventElapsedTime")? as f64);
+        }
+        // Drivers before CUDA 12.8 have only the first form, which cudarc's CUDA 13 bindings
+        // do not call.
+        end.synchronize().cuda("cuEventSynchronize")?;
+        elapsed_v1(start.cu_event(), end.cu_event())
     }
+}
+
+/// The milliseconds between two completed events by the driver's `cuEventElapsedTime`.
+fn elapsed_v1(start: sys::CUevent, end: sys::CUevent) -> Result<f64> {
+    type ElapsedTime = unsafe extern "C" fn(*mut f32, sys::CUevent, sys::CUevent) -> sys::CUresult;
+    // SAFETY: the driver library is loaded (a context exists); `cuEventElapsedTime` has this
+    // signature in every CUDA version that exports it.
+    let f = unsafe { sys::culib().get::<ElapsedTime>(b"cuEventElapsedTime") }
+        .map_err(|e| Error::NoCuda(format!("the driver has no cuEventElapsedTime ({e})")))?;
+    let mut ms = 0f32;
+    // SAFETY: both events were created in the current context and have completed; `ms` is a
+    // valid f32 to write.
+    check(unsafe { f(&mut ms, start, end) }, "cuEventElapsedTime")?;
+    Ok(ms as f64)
 }
 
 /// `Ok` for a GPU devseq's kernels run on (compute capability 7.0, Volta, and later: they use
@@ -168,5 +182,33 @@ impl Drop for Gpu {
         // Work still queued may use the look-back words, mailboxes and staging memory that
         // drop with `self`: let it finish first.
         let _ = self.stream.synchronize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cuda::tuning::gpus;
+
+    /// GPUs from Volta on are supported; an older one (a Pascal P100, 6.0; a GTX 1080, 6.1) is an
+    /// error naming it and what devseq needs.
+    #[test]
+    fn volta_and_later_are_supported() {
+        for (name, arch) in gpus::ALL {
+            assert!(supported(name, &arch).is_ok(), "{name}");
+        }
+        for (name, minor) in [("Tesla P100-PCIE-16GB", 0), ("NVIDIA GeForce GTX 1080", 1)] {
+            let pascal = Arch {
+                major: 6,
+                minor,
+                ..gpus::V100
+            };
+            let e = supported(name, &pascal).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                matches!(e, Error::NoCuda(_)) && msg.contains(name) && msg.contains("7.0"),
+                "{msg}"
+            );
+        }
     }
 }

@@ -15,18 +15,16 @@ pub(crate) fn scatter_combine<T: Element, I: Index>(
     op: Op,
 ) -> Result<Vec<T>> {
     check(idx, base.len())?;
-    // (slot, position) pairs sorted: the values of a slot in ascending order of position.
-    let mut order: Vec<(u64, usize)> = (0..idx.chunks())
+    // (slot, position) pairs sorted: the values of a slot in ascending order of position (the
+    // radix sort is stable).
+    let slots: Vec<u64> = (0..idx.chunks())
         .into_par_iter()
-        .flat_map_iter(|c| {
-            let ix = idx.chunk(c);
-            let start = c * super::CHUNK;
-            (0..ix.len())
-                .map(|k| (ix[k].to_u64(), start + k))
-                .collect::<Vec<_>>()
-        })
+        .flat_map_iter(|c| idx.chunk(c).iter().map(|i| i.to_u64()).collect::<Vec<_>>())
         .collect();
-    order.par_sort_unstable();
+    let order: Vec<(u64, usize)> = super::sort::radix_order(&slots)
+        .into_iter()
+        .map(|i| (slots[i], i))
+        .collect();
     let starts: Vec<usize> = (0..order.len())
         .into_par_iter()
         .with_min_len(CHUNK)

@@ -399,7 +399,11 @@ impl HostBackend {
     /// The one host backend.
     pub fn get() -> Arc<HostBackend> {
         static H: std::sync::OnceLock<Arc<HostBackend>> = std::sync::OnceLock::new();
-        H.get_or_init(|| Arc::new(HostBackend)).clone()
+        H.get_or_init(|| {
+            log::debug!("the host backend: {} threads", rayon::current_num_threads());
+            Arc::new(HostBackend)
+        })
+        .clone()
     }
 }
 
