@@ -158,6 +158,13 @@ template <> struct num<bf16> {
   static DS_DEV bf16 store(C x) { return f32_to_bf16(x); }
 };
 template <class T> using compute_t = typename num<T>::C;
+// The compute value of the element of type T whose stored bits are the low bits of b (an
+// f16/bf16 widened exactly, NaN payloads kept): `Expr::from_bits`.
+template <class T> DS_DEV compute_t<T> from_stored(u64 b) {
+  if constexpr (same<T, f16>::value) return f16_to_f32(f16{(u16)b});
+  else if constexpr (same<T, bf16>::value) return bf16_to_f32(bf16{(u16)b});
+  else return from_bits<T>(b);
+}
 // The type in which reductions, scans and segmented combinations combine elements of T: its
 // compute type, but 32 bits for 1- and 2-byte integers (sign- or zero-extended). Every Op
 // gives the same low bits either way (add, mul, and, or, xor are exact modulo 2^k; min and

@@ -268,6 +268,57 @@ impl Device {
         self.backend.memory_in_use()
     }
 
+    /// Gives every buffer that devseq keeps for reuse on this device back to the driver, and
+    /// the driver's pool its unused memory back to the device, after the work queued so far:
+    /// for a program that shares the GPU with another library. Sequences that live keep their
+    /// memory; later calls allocate again (a little slower at first). Nothing to do on the host,
+    /// whose sequences free their memory when they drop.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda` where the driver fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 1 << 20)?.copy()?;
+    /// let before = dev.memory_in_use();
+    /// drop(xs.inclusive_scan(Op::Add)?); // its buffer is kept for reuse, not counted
+    /// dev.trim_memory()?; // and now given back
+    /// assert_eq!(dev.memory_in_use(), before);
+    /// assert_eq!(xs.reduce(Op::Max)?, (1 << 20) - 1); // live sequences are untouched
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn trim_memory(&self) -> Result<()> {
+        self.backend.trim_memory()
+    }
+
+    /// The most bytes that devseq keeps for reuse on this device from now on (its own kept
+    /// buffers, and what the driver's memory pool keeps past a synchronization); what it keeps
+    /// beyond that is given back at once. 0 keeps nothing: every buffer goes back when its last
+    /// user drops it (slower small calls, as each then allocates). The default keeps up to 1 GiB
+    /// of devseq's buffers and all of the driver pool's. A driver that refuses the pool's limit
+    /// leaves it as it was (logged at warn level). Nothing to do on the host.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// dev.set_kept_memory_limit(0);
+    /// let xs = DeviceSeq::<f64>::sequence(&dev, 1000)?;
+    /// assert_eq!(xs.inclusive_scan(Op::Add)?.to_vec()?[999], 499_500.0);
+    /// dev.set_kept_memory_limit(64 << 20);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn set_kept_memory_limit(&self, bytes: usize) {
+        if let Err(e) = self.backend.set_kept_memory_limit(bytes) {
+            log::warn!("set_kept_memory_limit({bytes}): {e}");
+        }
+    }
+
     /// The high-water mark of [`memory_in_use`](Self::memory_in_use) since the last
     /// [`reset_peak_memory`](Self::reset_peak_memory) (or since the device was opened).
     ///

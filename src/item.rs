@@ -1,4 +1,4 @@
-//! The item types of `DeviceSeq<T>` and what the backends need to know about them: the twelve
+//! The item types of `DeviceSeq<T>` and what the backends need to know about them: the thirteen
 //! element types (`Element`), tuples of 2 to 4 of them (`Item`), and the symbolic values that
 //! closures see (`Expr`, and `Exprs` for an item's tuple of them; their operations and the
 //! tracing are in `src/expr/`).
@@ -10,6 +10,10 @@ use std::marker::PhantomData;
 mod sealed {
     pub trait Sealed {}
 }
+
+/// Seals `expr::Condition` (the conditions of `Expr::select`).
+#[doc(hidden)]
+pub trait ConditionSealed {}
 
 /// The runtime tag of an element type.
 #[doc(hidden)]
@@ -27,11 +31,13 @@ pub enum ScalarType {
     BF16,
     F32,
     F64,
+    /// `bool`: stored as one byte, 0 or 1, computed as a `u8` of 0 or 1.
+    Bool,
 }
 
 impl ScalarType {
-    /// All twelve types.
-    pub const ALL: [ScalarType; 12] = [
+    /// All thirteen types.
+    pub const ALL: [ScalarType; 13] = [
         ScalarType::I8,
         ScalarType::I16,
         ScalarType::I32,
@@ -44,6 +50,7 @@ impl ScalarType {
         ScalarType::BF16,
         ScalarType::F32,
         ScalarType::F64,
+        ScalarType::Bool,
     ];
 
     /// The Rust name, which is also the kernel-name suffix and the CUDA storage type name
@@ -63,21 +70,31 @@ impl ScalarType {
             BF16 => "bf16",
             F32 => "f32",
             F64 => "f64",
+            Bool => "bool",
         }
     }
 
-    /// The CUDA type values of this type are computed in (`f32` for `f16` and `bf16`).
-    pub fn compute_name(self) -> &'static str {
+    /// The CUDA storage type of this type (kernels/prelude.cuh): its Rust name, but `u8` for
+    /// `bool`, whose bytes (0 or 1) kernels read and write as `u8`s.
+    pub fn cuda_name(self) -> &'static str {
         match self {
-            ScalarType::F16 | ScalarType::BF16 => "f32",
+            ScalarType::Bool => "u8",
             t => t.name(),
         }
     }
 
-    /// The type values of this type are computed in.
+    /// The CUDA type values of this type are computed in (`f32` for `f16` and `bf16`, `u8` for
+    /// `bool`).
+    pub fn compute_name(self) -> &'static str {
+        self.compute().cuda_name()
+    }
+
+    /// The type values of this type are computed in (`f32` for `f16` and `bf16`, `u8` of 0 or
+    /// 1 for `bool`).
     pub fn compute(self) -> ScalarType {
         match self {
             ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
+            ScalarType::Bool => ScalarType::U8,
             t => t,
         }
     }
@@ -86,7 +103,7 @@ impl ScalarType {
     pub fn size(self) -> usize {
         use ScalarType::*;
         match self {
-            I8 | U8 => 1,
+            I8 | U8 | Bool => 1,
             I16 | U16 | F16 | BF16 => 2,
             I32 | U32 | F32 => 4,
             I64 | U64 | F64 => 8,
@@ -158,7 +175,7 @@ impl ScalarType {
     }
 }
 
-/// One of the element types: `i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64`.
+/// One of the element types: `i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 bool`.
 ///
 /// Sealed: the backends know each of these types exactly (their CUDA representation, their
 /// identities, how they sort), so no other type can be added from outside the crate. Every
@@ -186,7 +203,7 @@ pub trait Element:
     + Debug
     + PartialEq
     + Default
-    + bytemuck::Pod
+    + bytemuck::NoUninit
     + 'static
 {
     #[doc(hidden)]
@@ -213,6 +230,13 @@ pub trait Element:
     /// `Self` is narrower (as kernels store results).
     #[doc(hidden)]
     fn from_compute_bits(bits: u64) -> Self;
+    /// Elements from their stored bytes (`bytes` holds `out.len()` of them).
+    #[doc(hidden)]
+    fn from_stored(bytes: &[u8], out: &mut [Self]);
+    /// The elements' own memory as bytes, where every byte pattern is an element (every type
+    /// but `bool`).
+    #[doc(hidden)]
+    fn stored_mut(out: &mut [Self]) -> Option<&mut [u8]>;
 }
 
 /// Integer element types: the ones with `%`, bitwise operators and shifts.
@@ -287,6 +311,28 @@ impl Index for u64 {
         v
     }
 }
+
+/// The element types of head flags and selections (`segmented_*`, `compact`,
+/// `nonzero_indices`, `scatter_if`'s stencil): `bool`, or `u8` where nonzero is true.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Flag, Op};
+/// fn segment_sums<F: Flag>(xs: &DeviceSeq<u32>, flags: &DeviceSeq<F>) -> devseq::Result<Vec<u32>> {
+///     xs.segmented_reduce(flags, Op::Add)?.to_vec()
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[1u32, 2, 3, 4])?;
+/// let bytes = DeviceSeq::from_slice(&dev, &[1u8, 0, 9, 0])?;
+/// let bools = DeviceSeq::from_slice(&dev, &[true, false, true, false])?;
+/// assert_eq!(segment_sums(&xs, &bytes)?, [3, 7]);
+/// assert_eq!(segment_sums(&xs, &bools)?, [3, 7]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub trait Flag: Element {}
+impl Flag for bool {}
+impl Flag for u8 {}
 
 /// A type `DeviceSeq<T>` can hold: an [`Element`], or a tuple `(A, B)`, `(A, B, C)` or
 /// `(A, B, C, D)` of elements, stored as one column per component (structure of arrays).
@@ -559,9 +605,26 @@ pub(crate) fn float_max<F: PartialOrd + Copy>(a: F, b: F) -> F {
     }
 }
 
+/// An element's column read back: into the elements' own memory where any bytes are one
+/// (every type but `bool`), else through bytes.
+macro_rules! element_get {
+    (bool, $n:expr, $get:expr) => {{
+        let mut bytes = touched($n, 0u8)?;
+        $get(0, &mut bytes)?;
+        let mut v = touched($n, false)?;
+        <bool as Element>::from_stored(&bytes, &mut v);
+        Ok(v)
+    }};
+    ($t:ty, $n:expr, $get:expr) => {{
+        let mut v = touched($n, <$t>::default())?;
+        $get(0, bytemuck::cast_slice_mut(&mut v))?;
+        Ok(v)
+    }};
+}
+
 /// An element as an item: one component, its column's bytes the elements themselves.
 macro_rules! element_item {
-    ($t:ty => $tag:ident) => {
+    ($t:tt => $tag:ident) => {
         impl Item for $t {
             type Exprs = Expr<$t>;
             const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
@@ -581,9 +644,7 @@ macro_rules! element_item {
                 n: usize,
                 get: &mut dyn FnMut(usize, &mut [u8]) -> crate::Result<()>,
             ) -> crate::Result<Vec<Self>> {
-                let mut v = touched(n, <$t>::default())?;
-                get(0, bytemuck::cast_slice_mut(&mut v))?;
-                Ok(v)
+                element_get!($t, n, get)
             }
         }
     };
@@ -618,6 +679,12 @@ macro_rules! element_plain {
             }
             fn from_compute_bits(bits: u64) -> Self {
                 <Self as Element>::from_bits(bits)
+            }
+            fn from_stored(bytes: &[u8], out: &mut [Self]) {
+                bytemuck::cast_slice_mut::<$t, u8>(out).copy_from_slice(bytes);
+            }
+            fn stored_mut(out: &mut [Self]) -> Option<&mut [u8]> {
+                Some(bytemuck::cast_slice_mut(out))
             }
         }
     )*};
@@ -665,10 +732,53 @@ macro_rules! element_half {
             fn from_compute_bits(bits: u64) -> Self {
                 <$t>::from_f32(f32::from_bits(bits as u32))
             }
+            fn from_stored(bytes: &[u8], out: &mut [Self]) {
+                bytemuck::cast_slice_mut::<$t, u8>(out).copy_from_slice(bytes);
+            }
+            fn stored_mut(out: &mut [Self]) -> Option<&mut [u8]> {
+                Some(bytemuck::cast_slice_mut(out))
+            }
         }
     )*};
 }
 element_half!(f16 => F16; bf16 => BF16);
+
+impl sealed::Sealed for bool {}
+element_item!(bool => Bool);
+/// `bool` is computed as a `u8` of 0 or 1: the operators that apply to it (`Min`, `Max`,
+/// `BitAnd`, `BitOr`, `BitXor`, which are and, or, and, or, xor) keep it 0 or 1.
+impl Element for bool {
+    const TYPE: ScalarType = ScalarType::Bool;
+    type Compute = u8;
+    #[inline]
+    fn to_compute(self) -> u8 {
+        self as u8
+    }
+    #[inline]
+    fn from_compute(c: u8) -> Self {
+        c != 0
+    }
+    #[inline]
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+    #[inline]
+    fn from_bits(bits: u64) -> Self {
+        bits & 0xff != 0
+    }
+    fn compute_bits(self) -> u64 {
+        self as u64
+    }
+    fn from_compute_bits(bits: u64) -> Self {
+        bits & 0xff != 0
+    }
+    fn from_stored(bytes: &[u8], out: &mut [Self]) {
+        out.iter_mut().zip(bytes).for_each(|(o, &b)| *o = b != 0);
+    }
+    fn stored_mut(_: &mut [Self]) -> Option<&mut [u8]> {
+        None
+    }
+}
 
 /// A symbolic element value inside a `map` or `zip_map` closure.
 ///

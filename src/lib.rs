@@ -53,14 +53,21 @@ mod source;
 #[doc(hidden)]
 pub mod testing;
 
+/// This crate's version, as in its `Cargo.toml` (`"0.1.0"`).
+///
+/// ```
+/// assert_eq!(devseq::VERSION.split('.').count(), 3);
+/// ```
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The cudarc crate devseq is built on (driver API and NVRTC), re-exported so that a program
 /// mixing its own CUDA work with devseq's need not match its version.
 pub use cudarc;
 pub use device::Device;
 pub use error::{Error, Result};
-pub use expr::IntoExpr;
+pub use expr::{Condition, IntoExpr, Unsigned};
 pub use half::{bf16, f16};
-pub use item::{Element, Expr, Exprs, Float, Index, Integer, Item};
+pub use item::{Element, Expr, Exprs, Flag, Float, Index, Integer, Item};
 pub use op::Op;
 pub use seq::DeviceSeq;
 pub use sharded::{DeviceGroup, ShardedSeq};

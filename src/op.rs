@@ -17,7 +17,9 @@ use crate::item::{Element, Num, ScalarType};
 ///
 /// Integer `Add` and `Mul` wrap. Float `Min`/`Max` ignore a NaN operand unless both are NaN
 /// (as `f32::min`/`f32::max`). The bitwise ops on a float type are
-/// `Err(Error::UnsupportedOp { .. })`.
+/// `Err(Error::UnsupportedOp { .. })`. On `bool`, `Min` and `BitAnd` are and, `Max` and `BitOr`
+/// or, `BitXor` xor; `Add` and `Mul` are `Err(Error::UnsupportedOp { .. })` (count the trues
+/// with `count()`).
 ///
 /// # Examples
 ///
@@ -154,9 +156,13 @@ impl Op {
         check_op(self, T::TYPE)
     }
 
-    /// Whether the operator applies to elements of type `ty` (the bitwise ones to integers only).
+    /// Whether the operator applies to elements of type `ty` (the bitwise ones to integers and
+    /// `bool` only, `Add` and `Mul` to all but `bool`).
     pub(crate) fn applies_to(self, ty: ScalarType) -> bool {
-        !(self.is_bitwise() && ty.is_float())
+        match ty {
+            ScalarType::Bool => !matches!(self, Op::Add | Op::Mul),
+            t => !(self.is_bitwise() && t.is_float()),
+        }
     }
 }
 

@@ -235,6 +235,50 @@ impl Source {
         Self::from_parts(b, out, vec![], vec![], len)
     }
 
+    /// The same values as elements of `ty`: the result node retyped, for values that are the
+    /// same bits in both types (a head flag or a comparison, 0 or 1, as a `u8` or a `bool`).
+    pub fn retyped(&self, ty: ScalarType) -> Self {
+        let mut graph = (*self.graph).clone();
+        graph.nodes[graph.out as usize].ty = ty;
+        Source {
+            hash: shape_hash(&graph),
+            graph: Arc::new(graph),
+            columns: self.columns.clone(),
+            params: self.params.clone(),
+            len: self.len,
+        }
+    }
+
+    /// Flags of `bool`s as the `u8` flags the backends take (nonzero is true): a comparison or
+    /// a head flag retyped, the `u8` a cast to `bool` was made from, else the cast to `u8`.
+    pub fn flags_u8(&self) -> Result<Self> {
+        if self.ty() == ScalarType::U8 {
+            return Ok(self.clone());
+        }
+        let out = self.graph.nodes[self.graph.out as usize];
+        match out.kind {
+            Kind::Head(..) | Kind::Cmp(..) => return Ok(self.retyped(ScalarType::U8)),
+            Kind::Cast(a) if self.graph.nodes[a as usize].ty == ScalarType::U8 => {
+                let mut b = Builder::default();
+                for n in &self.graph.nodes[..=a as usize] {
+                    b.add(*n);
+                }
+                return Ok(Self::from_parts(
+                    b,
+                    a,
+                    self.columns.clone(),
+                    self.params.clone(),
+                    self.len,
+                ));
+            }
+            _ => {}
+        }
+        let t = crate::expr::trace(&[self.ty()], |a, id| {
+            crate::item::Expr::<bool>::from_node(id, a[0]).cast::<u8>()
+        })?;
+        Ok(Self::map(&[self], &t, self.len))
+    }
+
     /// The element type.
     pub fn ty(&self) -> ScalarType {
         self.graph.out_type()

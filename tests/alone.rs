@@ -1099,3 +1099,50 @@ fn out_of_memory_is_an_error() {
         "free {free} of {total} after a failed allocation"
     );
 }
+
+/// `trim_memory` and `set_kept_memory_limit` give kept memory back. On a GPU: a 256 MiB result,
+/// dropped, stays in the driver's pool (the device's free memory lower by about its size) until
+/// `trim_memory`, after which the free memory is back; with a limit of 0 the next such result
+/// goes back at the next synchronization. On the host, where nothing is kept, the calls succeed
+/// and the memory in use is back where it was once the results drop.
+#[test]
+fn kept_memory_goes_back() {
+    let _alone = alone();
+    let d = dev();
+    let big = || {
+        DeviceSeq::<u32>::filled(&d, 7, 64 << 20)
+            .unwrap()
+            .copy()
+            .unwrap()
+    };
+    d.synchronize().unwrap();
+    d.trim_memory().unwrap();
+    let in_use = d.memory_in_use();
+    let free = || d.memory().unwrap().1;
+    let (before, mib) = (free(), 1usize << 20);
+    drop(big());
+    d.synchronize().unwrap();
+    let kept = free();
+    d.trim_memory().unwrap();
+    let trimmed = free();
+    assert_eq!(d.memory_in_use(), in_use);
+    if d.is_cuda() {
+        assert!(
+            kept + 200 * mib < before,
+            "the pool kept nothing: {before} -> {kept}"
+        );
+        assert!(
+            trimmed + 16 * mib > before,
+            "not given back: {before} -> {trimmed}"
+        );
+        d.set_kept_memory_limit(0);
+        drop(big());
+        d.synchronize().unwrap();
+        assert!(free() + 16 * mib > before, "kept with a limit of 0");
+        d.set_kept_memory_limit(1 << 30);
+    } else {
+        d.set_kept_memory_limit(0);
+        drop(big());
+        assert_eq!(d.memory_in_use(), in_use);
+    }
+}

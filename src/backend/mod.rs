@@ -61,6 +61,14 @@ pub(crate) trait Backend: Send + Sync {
     fn memory_in_use(&self) -> usize;
     fn peak_memory_in_use(&self) -> usize;
     fn reset_peak_memory(&self);
+    /// Gives the memory kept for reuse back (nothing to give where none is kept).
+    fn trim_memory(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Keeps at most `bytes` for reuse from now on.
+    fn set_kept_memory_limit(&self, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
 
     /// A column holding `len` elements of type `ty` from `bytes` (their stored bits).
     fn upload(&self, ty: ScalarType, bytes: &[u8], len: usize) -> Result<Column>;
@@ -100,7 +108,7 @@ pub(crate) trait Backend: Send + Sync {
         let v = self.segmented_reduce(values, flags, op, Some(k.len))?;
         Ok((k, v))
     }
-    /// 1 where an element's bits differ from those before it (and at 0), else 0.
+    /// `true` where an element's bits differ from those before it (and at 0), as `bool`s.
     fn head_flags(&self, src: &Source) -> Result<Column>;
     /// The elements whose flag is nonzero, in order.
     fn compact(&self, src: &Source, flags: &Source) -> Result<Column>;

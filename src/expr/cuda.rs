@@ -29,6 +29,8 @@ pub(crate) fn print_nodes(
             | Kind::Index
             | Kind::Head(..)
             | Kind::Random(..) => leaf(n),
+            // Not of a `bool` (a `u8` of 0 or 1) is logical.
+            Kind::Unary(Un::Not, a) if n.ty == ScalarType::Bool => format!("(u8)({} ^ 1)", v(a)),
             Kind::Unary(op, a) => {
                 let f = match op {
                     Un::Neg => format!("ds::neg<{c}>"),
@@ -87,6 +89,8 @@ pub(crate) fn print_nodes(
                     t => format!("ds::to_bits<{}>({x})", ctype(t)),
                 }
             }
+            // To `bool`: nonzero is true (IEEE for floats: -0.0 is zero, NaN is not).
+            Kind::Cast(a) if n.ty == ScalarType::Bool => format!("(u8)({} != 0 ? 1 : 0)", v(a)),
             Kind::Cast(a) => {
                 let from = ctype(nodes[*a as usize].ty);
                 let x = format!("ds::cast<{c}, {from}>({})", v(a));
@@ -94,6 +98,19 @@ pub(crate) fn print_nodes(
                     ScalarType::F16 => format!("ds::round_f16({x})"),
                     ScalarType::BF16 => format!("ds::round_bf16({x})"),
                     _ => x,
+                }
+            }
+            Kind::FromBits(a) => {
+                let x = v(a);
+                let bits = n.ty.bits();
+                let low = if bits == 64 {
+                    format!("(u64){x}")
+                } else {
+                    format!("((u64){x} & 0x{:x}ull)", (1u64 << bits) - 1)
+                };
+                match n.ty {
+                    ScalarType::Bool => format!("(u8)({low} != 0 ? 1 : 0)"),
+                    t => format!("ds::from_stored<{}>({low})", t.cuda_name()),
                 }
             }
         };

@@ -222,6 +222,15 @@ impl Val {
     fn truthy(self) -> bool {
         self.bits() != 0
     }
+
+    /// `self != 0` (floats: IEEE, so that `-0.0` is zero and NaN is not): a cast to `bool`.
+    fn nonzero(self) -> bool {
+        match self {
+            Val::F32(x) => x != 0.0,
+            Val::F64(x) => x != 0.0,
+            v => v.bits() != 0,
+        }
+    }
 }
 
 macro_rules! int_arms {
@@ -388,6 +397,7 @@ pub(crate) fn cast(v: Val, to: ScalarType) -> Val {
         F64 => Val::F64(cast_to!(v, f64)),
         F16 => Val::F32(f16::from_f32(cast_to!(v, f32)).to_f32()),
         BF16 => Val::F32(bf16::from_f32(cast_to!(v, f32)).to_f32()),
+        Bool => Val::U8(v.nonzero() as u8),
     }
 }
 
@@ -406,6 +416,8 @@ pub(crate) fn canonical(v: Val) -> Val {
 #[inline(always)]
 fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
     match n.kind {
+        // Not of a `bool` (a `u8` of 0 or 1) is logical.
+        Kind::Unary(Un::Not, a) if n.ty == ScalarType::Bool => Val::U8(!v(a).truthy() as u8),
         Kind::Unary(op, a) => unary(op, v(a)),
         Kind::Binary(op, a, b) => binary(op, v(a), v(b)),
         Kind::Cmp(op, a, b) => compare(op, v(a), v(b)),
@@ -419,6 +431,15 @@ fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
         Kind::Cast(a) => cast(v(a), n.ty),
         // (Tracing made a computed operand canonical first: `Kind::Bits`.)
         Kind::Bits(a) => Val::U64(nodes[a as usize].ty.bits_from_compute(v(a).bits())),
+        Kind::FromBits(a) => {
+            let bits = n.ty.bits();
+            let mask = if bits == 64 { !0 } else { (1u64 << bits) - 1 };
+            match n.ty {
+                // A `bool` is 0 or 1: nonzero low bits are true.
+                ScalarType::Bool => Val::U8((v(a).bits() & mask != 0) as u8),
+                t => Val::load(t, v(a).bits() & mask),
+            }
+        }
         Kind::Canon(a) => canonical(v(a)),
         // Leaves have no operands: their values come from the caller.
         Kind::Arg(_)
@@ -619,7 +640,9 @@ pub(crate) fn eval_block(
         // The same functions as `eval`'s (`apply`), in loops typed by the operands' lanes
         // (`Bits` and conditions other than a comparison's take the per-element path).
         let typed = match n.kind {
-            Kind::Unary(op, a) => by_lane!(l(a), unary_lanes(op, l(a), lane)),
+            Kind::Unary(op, a) if n.ty != ScalarType::Bool => {
+                by_lane!(l(a), unary_lanes(op, l(a), lane))
+            }
             Kind::Binary(op, a, b) => by_lane!(l(a), binary_lanes(op, l(a), l(b), lane)),
             Kind::Cmp(op, a, b) => by_lane!(l(a), compare_lanes(op, l(a), l(b), lane)),
             Kind::Select(c, a, b) => by_lane!(l(a), select_lanes(l(c), l(a), l(b), lane)),

@@ -46,7 +46,7 @@ pub(crate) enum Bin {
     Pow,
 }
 
-/// Comparisons, whose result is a `u8` (1 or 0).
+/// Comparisons, whose result is a `bool` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Cmp {
     Eq,
@@ -90,6 +90,9 @@ pub(crate) enum Kind {
     /// is a `u64`). Tracing puts a `Canon` before an operand that is computed (`passes` not),
     /// so that the bits of a computed NaN are the canonical NaN's.
     Bits(u32),
+    /// The value of the node's type whose stored bits are the low bits of the operand (an
+    /// unsigned integer): `to_bits`' inverse, NaN payloads included.
+    FromBits(u32),
     /// The operand, a float NaN made the canonical one (`eval::canonical`): before the
     /// operand of a `Bits` that is computed (tracing adds it), and where devseq lifts an
     /// operator (`Combiner::segmented`, `head_transform`) into a `Select` between an operand
@@ -110,7 +113,9 @@ pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
 /// `passes` of every node, in one pass over them (operands come before their nodes).
 pub(crate) fn pass_flags(nodes: &[Node]) -> Vec<bool> {
     through_selects(nodes, |n, f| match n.kind {
-        Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) => true,
+        Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) | Kind::FromBits(_) => {
+            true
+        }
         Kind::Cast(a) => n.ty.is_float() && nodes[a as usize].ty.compute() == n.ty && f[a as usize],
         _ => false,
     })
@@ -123,7 +128,7 @@ pub(crate) fn stored_exactly(nodes: &[Node], id: u32) -> bool {
     through_selects(&nodes[..=id as usize], |n, _| {
         matches!(
             n.kind,
-            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..)
+            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..) | Kind::FromBits(_)
         )
     })[id as usize]
 }
@@ -156,6 +161,7 @@ impl Node {
             Kind::Unary(_, a)
             | Kind::Cast(a)
             | Kind::Bits(a)
+            | Kind::FromBits(a)
             | Kind::Canon(a)
             | Kind::Head(a, _) => (Some(a), None, None),
             Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
@@ -191,6 +197,7 @@ impl Node {
             Kind::Unary(op, a) => Kind::Unary(op, f(a)),
             Kind::Cast(a) => Kind::Cast(f(a)),
             Kind::Bits(a) => Kind::Bits(f(a)),
+            Kind::FromBits(a) => Kind::FromBits(f(a)),
             Kind::Canon(a) => Kind::Canon(f(a)),
             Kind::Head(c, p) => Kind::Head(f(c), p),
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),

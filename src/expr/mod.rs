@@ -88,6 +88,18 @@ fn joint(a: u32, b: u32) -> u32 {
     if a == b { a } else { NO_GRAPH }
 }
 
+/// Makes the trace of graph `graph` fail with `why` (the closure's `map` reports it).
+fn refuse(graph: u32, why: String) {
+    STACK.with(|s| {
+        if let Some(t) = s.borrow_mut().last_mut()
+            && t.id == graph
+            && t.error.is_none()
+        {
+            t.error = Some(why);
+        }
+    });
+}
+
 /// The graph currently being traced, or `NO_GRAPH`.
 fn current_graph() -> u32 {
     STACK.with(|s| s.borrow().last().map_or(NO_GRAPH, |b| b.id))
@@ -241,15 +253,30 @@ impl<T: Element> Expr<T> {
     }
 
     fn unary(self, op: Un) -> Self {
+        if T::TYPE == ScalarType::Bool && op != Un::Not {
+            refuse(
+                self.graph,
+                format!("{op:?} of an Expr<bool> (booleans take ! & | ^)"),
+            );
+        }
         Self::node(self.graph, Kind::Unary(op, self.id))
     }
 
     fn binary(self, op: Bin, other: impl IntoExpr<T>) -> Self {
         let o = other.into_expr(self.graph);
+        let logical = matches!(op, Bin::Min | Bin::Max | Bin::And | Bin::Or | Bin::Xor);
+        if T::TYPE == ScalarType::Bool && !logical {
+            refuse(
+                self.graph,
+                format!(
+                    "{op:?} of Expr<bool>s (booleans take ! & | ^ min max; count trues with count())"
+                ),
+            );
+        }
         Self::node(joint(self.graph, o.graph), Kind::Binary(op, self.id, o.id))
     }
 
-    fn compare(self, op: Cmp, other: impl IntoExpr<T>) -> Expr<u8> {
+    fn compare(self, op: Cmp, other: impl IntoExpr<T>) -> Expr<bool> {
         let o = other.into_expr(self.graph);
         Expr::node(joint(self.graph, o.graph), Kind::Cmp(op, self.id, o.id))
     }
@@ -311,7 +338,7 @@ impl<T: Element> Expr<T> {
         self.binary(Bin::Max, other)
     }
 
-    /// `self == other` as 1 or 0 (IEEE comparison for floats: NaN is unequal to everything).
+    /// `self == other` (IEEE comparison for floats: NaN is unequal to everything).
     ///
     /// # Examples
     ///
@@ -319,21 +346,23 @@ impl<T: Element> Expr<T> {
     /// use devseq::{Device, DeviceSeq, Op};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0, 3.0, f32::NAN])?;
-    /// assert_eq!(xs.map(|x| x.eq(2.0))?.to_vec()?, [0, 1, 0, 0]);
-    /// assert_eq!(xs.map(|x| x.eq(x))?.to_vec()?, [1, 1, 1, 0]); // NaN != NaN
-    /// // All six comparisons against 2, as 1 or 0:
+    /// assert_eq!(xs.map(|x| x.eq(2.0))?.to_vec()?, [false, true, false, false]);
+    /// assert_eq!(xs.map(|x| x.eq(x))?.to_vec()?, [true, true, true, false]); // NaN != NaN
+    /// // Four of the six comparisons against 2:
     /// let cmp = xs.map(|x| (x.lt(2.0), x.le(2.0), x.gt(2.0), x.ge(2.0)))?;
-    /// assert_eq!(cmp.to_vec()?, [(1, 1, 0, 0), (0, 1, 0, 1), (0, 0, 1, 1), (0, 0, 0, 0)]);
-    /// assert_eq!(xs.map(|x| x.ne(2.0))?.to_vec()?, [1, 0, 1, 1]);
-    /// // Counting the elements below 2.5:
+    /// let (t, f) = (true, false);
+    /// assert_eq!(cmp.to_vec()?, [(t, t, f, f), (f, t, f, t), (f, f, t, t), (f, f, f, f)]);
+    /// assert_eq!(xs.map(|x| x.ne(2.0))?.to_vec()?, [true, false, true, true]);
+    /// // Counting the elements below 2.5 (one pass):
+    /// assert_eq!(xs.count_if(|x| x.lt(2.5))?, 2);
     /// assert_eq!(xs.map(|x| x.lt(2.5).cast::<u32>())?.reduce(Op::Add)?, 2);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn eq(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn eq(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Eq, other)
     }
 
-    /// `self != other` as 1 or 0.
+    /// `self != other`.
     ///
     /// # Examples
     ///
@@ -341,14 +370,14 @@ impl<T: Element> Expr<T> {
     /// use devseq::{Device, DeviceSeq};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1.0f64, f64::NAN])?;
-    /// assert_eq!(xs.map(|x| x.ne(x))?.to_vec()?, [0, 1]); // only NaN differs from itself
+    /// assert_eq!(xs.map(|x| x.ne(x))?.to_vec()?, [false, true]); // only NaN differs from itself
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn ne(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn ne(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Ne, other)
     }
 
-    /// `self < other` as 1 or 0.
+    /// `self < other`.
     ///
     /// # Examples
     ///
@@ -356,14 +385,14 @@ impl<T: Element> Expr<T> {
     /// use devseq::{Device, DeviceSeq};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
-    /// assert_eq!(xs.map(|x| x.lt(2))?.to_vec()?, [1, 0, 0]);
+    /// assert_eq!(xs.map(|x| x.lt(2))?.to_vec()?, [true, false, false]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn lt(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn lt(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Lt, other)
     }
 
-    /// `self <= other` as 1 or 0.
+    /// `self <= other`.
     ///
     /// # Examples
     ///
@@ -371,14 +400,14 @@ impl<T: Element> Expr<T> {
     /// use devseq::{Device, DeviceSeq};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
-    /// assert_eq!(xs.map(|x| x.le(2))?.to_vec()?, [1, 1, 0]);
+    /// assert_eq!(xs.map(|x| x.le(2))?.to_vec()?, [true, true, false]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn le(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn le(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Le, other)
     }
 
-    /// `self > other` as 1 or 0.
+    /// `self > other`.
     ///
     /// # Examples
     ///
@@ -387,14 +416,14 @@ impl<T: Element> Expr<T> {
     /// let dev = Device::auto()?;
     /// let a = DeviceSeq::from_slice(&dev, &[1u16, 5, 3])?;
     /// let b = DeviceSeq::from_slice(&dev, &[2u16, 4, 3])?;
-    /// assert_eq!(a.zip_map(&b, |x, y| x.gt(y))?.to_vec()?, [0, 1, 0]);
+    /// assert_eq!(a.zip_map(&b, |x, y| x.gt(y))?.to_vec()?, [false, true, false]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn gt(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn gt(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Gt, other)
     }
 
-    /// `self >= other` as 1 or 0.
+    /// `self >= other`.
     ///
     /// # Examples
     ///
@@ -402,14 +431,15 @@ impl<T: Element> Expr<T> {
     /// use devseq::{Device, DeviceSeq};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1i32, 2, 3])?;
-    /// assert_eq!(xs.map(|x| x.ge(2))?.to_vec()?, [0, 1, 1]);
+    /// assert_eq!(xs.map(|x| x.ge(2))?.to_vec()?, [false, true, true]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn ge(self, other: impl IntoExpr<T>) -> Expr<u8> {
+    pub fn ge(self, other: impl IntoExpr<T>) -> Expr<bool> {
         self.compare(Cmp::Ge, other)
     }
 
-    /// `if cond != 0 { if_nonzero } else { if_zero }`.
+    /// `if cond { if_true } else { if_false }`: `cond` an `Expr<bool>` (a comparison), or an
+    /// `Expr<u8>` where nonzero is true.
     ///
     /// Floats: where both branches are values read (elements, constants, or selects of them),
     /// the chosen value keeps its bits, NaN payloads and signs included; where a branch is
@@ -427,16 +457,22 @@ impl<T: Element> Expr<T> {
     /// assert_eq!(ys.to_vec()?, [100, 2, 3]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn select(cond: Expr<u8>, if_nonzero: impl IntoExpr<T>, if_zero: impl IntoExpr<T>) -> Self {
-        let a = if_nonzero.into_expr(cond.graph);
-        let b = if_zero.into_expr(cond.graph);
-        let g = joint(joint(cond.graph, a.graph), b.graph);
-        Self::node(g, Kind::Select(cond.id, a.id, b.id))
+    pub fn select(
+        cond: impl Condition,
+        if_true: impl IntoExpr<T>,
+        if_false: impl IntoExpr<T>,
+    ) -> Self {
+        let (cg, cid) = cond.node();
+        let a = if_true.into_expr(cg);
+        let b = if_false.into_expr(cg);
+        let g = joint(joint(cg, a.graph), b.graph);
+        Self::node(g, Kind::Select(cid, a.id, b.id))
     }
 
     /// Conversion with Rust's `as` semantics: integers wrap or extend, float to integer
     /// saturates (NaN gives 0), conversions to floats round to nearest-even (to `f16`/`bf16`
-    /// through `f32`).
+    /// through `f32`), a `bool` gives 0 or 1; to `bool`, which `as` does not have, nonzero is
+    /// true (`x != 0`, so NaN is true).
     ///
     /// # Examples
     ///
@@ -474,6 +510,30 @@ impl<T: Element> Expr<T> {
     /// ```
     pub fn to_bits(self) -> Expr<u64> {
         Expr::node(self.graph, Kind::Bits(self.id))
+    }
+
+    /// The value of type `T` whose stored bits are the low bits of `bits` (as many as `T` has):
+    /// the inverse of [`to_bits`](Expr::to_bits), so that `Expr::<f32>::from_bits(x.to_bits())`
+    /// is `x` bit for bit, NaN payloads included. (An `f16` or `bf16` NaN is stored with its
+    /// quiet bit set, as every stored NaN of those types is, so a signaling one read back is
+    /// quiet.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Expr};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[1.5f32, -0.0, f32::from_bits(0x7fc0_1234)])?;
+    /// let back = xs.map(|x| Expr::<f32>::from_bits(x.to_bits()))?.to_vec()?;
+    /// let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    /// assert_eq!(bits(&back), bits(&xs.to_vec()?));
+    /// // The sign bit flipped through the integer bits:
+    /// let neg = xs.map(|x| Expr::<f32>::from_bits(x.to_bits() ^ 0x8000_0000u64))?;
+    /// assert_eq!(neg.to_vec()?[0], -1.5);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn from_bits<U: Unsigned>(bits: Expr<U>) -> Self {
+        Self::node(bits.graph, Kind::FromBits(bits.id))
     }
 
     /// `self op other` for a built-in operator, with the operator's semantics (callers have
@@ -736,6 +796,79 @@ impl<T: Integer> std::ops::Not for Expr<T> {
         self.unary(Un::Not)
     }
 }
+
+/// Logical not.
+impl std::ops::Not for Expr<bool> {
+    type Output = Expr<bool>;
+    fn not(self) -> Expr<bool> {
+        self.unary(Un::Not)
+    }
+}
+
+macro_rules! logical_ops {
+    ($($trait:ident $method:ident $op:ident);*) => {$(
+        /// Logical, on booleans.
+        impl<R: IntoExpr<bool>> std::ops::$trait<R> for Expr<bool> {
+            type Output = Expr<bool>;
+            fn $method(self, rhs: R) -> Expr<bool> {
+                self.binary(Bin::$op, rhs)
+            }
+        }
+    )*};
+}
+logical_ops!(BitAnd bitand And; BitOr bitor Or; BitXor bitxor Xor);
+
+/// A condition of [`Expr::select`]: an `Expr<bool>`, or an `Expr<u8>` where nonzero is true.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Expr};
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[3i32, -4, 0])?;
+/// let by_bool = xs.map(|x| Expr::select(x.lt(0) | x.eq(0), 0, x))?;
+/// let by_byte = xs.map(|x| Expr::select(x.gt(0).cast::<u8>() * 5u8, x, 0))?;
+/// assert_eq!(by_bool.to_vec()?, [3, 0, 0]);
+/// assert_eq!(by_byte.to_vec()?, [3, 0, 0]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub trait Condition: crate::item::ConditionSealed {
+    #[doc(hidden)]
+    fn node(&self) -> (u32, u32);
+}
+
+impl crate::item::ConditionSealed for Expr<bool> {}
+impl crate::item::ConditionSealed for Expr<u8> {}
+impl Condition for Expr<bool> {
+    fn node(&self) -> (u32, u32) {
+        (self.graph, self.id)
+    }
+}
+impl Condition for Expr<u8> {
+    fn node(&self) -> (u32, u32) {
+        (self.graph, self.id)
+    }
+}
+
+/// The unsigned integer types, whose bits [`Expr::from_bits`] takes: `u8`, `u16`, `u32`, `u64`.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq, Expr, Unsigned};
+/// fn low_byte<U: Unsigned>(x: devseq::Expr<U>) -> devseq::Expr<i8> {
+///     Expr::<i8>::from_bits(x)
+/// }
+/// let dev = Device::auto()?;
+/// let xs = DeviceSeq::from_slice(&dev, &[0x1ffu32, 0x80])?;
+/// assert_eq!(xs.map(low_byte)?.to_vec()?, [-1, -128]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub trait Unsigned: Integer {}
+impl Unsigned for u8 {}
+impl Unsigned for u16 {}
+impl Unsigned for u32 {}
+impl Unsigned for u64 {}
 
 /// `plain op expr` for the arithmetic operators, per concrete type (a generic impl on `T`
 /// itself is not allowed).

@@ -12,7 +12,7 @@ use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::Traced;
 use crate::expr::combine::Combiner;
-use crate::item::{Element, Expr, Index, Item};
+use crate::item::{Element, Expr, Flag, Index, Item};
 use crate::op::{Op, check_op};
 use crate::source::Source;
 
@@ -234,12 +234,13 @@ impl<T: Item> DeviceSeq<T> {
     /// assert_eq!(ys.to_vec()?, [4, 4, 0, 7, 7]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_inclusive_scan_with(
+    pub fn segmented_inclusive_scan_with<F: Flag>(
         &self,
-        flags: &DeviceSeq<u8>,
+        flags: &DeviceSeq<F>,
         f: impl Fn(T::Exprs, T::Exprs) -> T::Exprs,
     ) -> Result<Self> {
         let c = Combiner::trace::<T>(f)?;
+        let flags = &flags.flags_u8()?;
         self.segment_check(flags)?;
         if self.is_empty() {
             return self.copy();
@@ -273,13 +274,14 @@ impl<T: Item> DeviceSeq<T> {
     /// assert_eq!(ys.to_vec()?, [5, 1, 5, 3]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_exclusive_scan_with(
+    pub fn segmented_exclusive_scan_with<F: Flag>(
         &self,
-        flags: &DeviceSeq<u8>,
+        flags: &DeviceSeq<F>,
         init: T,
         f: impl Fn(T::Exprs, T::Exprs) -> T::Exprs,
     ) -> Result<Self> {
         let c = Combiner::trace::<T>(f)?;
+        let flags = &flags.flags_u8()?;
         self.segment_check(flags)?;
         if self.is_empty() {
             return self.copy();
@@ -326,12 +328,13 @@ impl<T: Item> DeviceSeq<T> {
     /// assert_eq!(ys.to_vec()?, [4, 7]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_reduce_with(
+    pub fn segmented_reduce_with<F: Flag>(
         &self,
-        flags: &DeviceSeq<u8>,
+        flags: &DeviceSeq<F>,
         f: impl Fn(T::Exprs, T::Exprs) -> T::Exprs,
     ) -> Result<Self> {
         let c = Combiner::trace::<T>(&f)?;
+        let flags = &flags.flags_u8()?;
         self.segment_check(flags)?;
         if self.is_empty() {
             return self.copy();
@@ -346,12 +349,12 @@ impl<T: Item> DeviceSeq<T> {
     }
 
     /// The last item of each segment (a nonzero flag starts one; element 0 always does).
-    fn segment_lasts(&self, flags: &DeviceSeq<u8>) -> Result<Self> {
+    fn segment_lasts<F: Flag>(&self, flags: &DeviceSeq<F>) -> Result<Self> {
         // The heads' positions, and each segment's last position: the next head's minus one,
         // or the last element's.
         let dev = self.device();
         let n = self.len() as u64;
-        let heads = forced_heads(flags)?.nonzero_indices::<u64>()?;
+        let heads = forced_heads(&flags.flags_u8()?)?.nonzero_indices::<u64>()?;
         let m = heads.len() as u64;
         let next = heads
             .gather(&DeviceSeq::<u64>::sequence(dev, heads.len())?.map(|j| (j + 1).min(m - 1))?)?;
@@ -448,7 +451,7 @@ impl<T: Item> DeviceSeq<T> {
         // reads it; each segment's last item is `base f x0 f x1 …`, rounded once.
         let order = DeviceSeq::<u64>::sequence(self.device(), self.len())?;
         let (sorted, perm) = indices.sort_pairs(&order)?;
-        let heads = sorted.head_flags()?;
+        let heads = sorted.head_flags()?.flags_u8()?;
         let mut inputs = self.gather(&perm)?.with_flags(&heads);
         inputs.extend_from_slice(base.gather(&sorted)?.sources());
         let t = c.head_transform(None);

@@ -2,10 +2,11 @@
 
 use super::{DeviceSeq, index_width, length};
 use crate::error::Result;
-use crate::item::{Index, Item};
+use crate::item::{Flag, Index, Item};
 
 impl<T: Item> DeviceSeq<T> {
-    /// The elements whose flag is nonzero, in order (stream compaction).
+    /// The elements whose flag is true (a `bool`, or a nonzero `u8`), in order (stream
+    /// compaction).
     ///
     /// Cost: one fused pass (the flags scanned and each kept element written in the same
     /// kernel); waits for the count. On a GPU the result stays in the kernel's storage of
@@ -26,9 +27,10 @@ impl<T: Item> DeviceSeq<T> {
     /// assert_eq!(xs.compact(&keep)?.to_vec()?, [11, 13]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn compact(&self, flags: &DeviceSeq<u8>) -> Result<Self> {
+    pub fn compact<F: Flag>(&self, flags: &DeviceSeq<F>) -> Result<Self> {
         self.same_device(flags)?;
         length(self.len(), flags.len())?;
+        let flags = flags.flags_u8()?;
         let b = self.device().backend();
         let cols = self
             .sources()
@@ -39,8 +41,8 @@ impl<T: Item> DeviceSeq<T> {
     }
 }
 
-impl DeviceSeq<u8> {
-    /// The positions whose flag is nonzero, in order, as indices of type `I` (as
+impl<F: Flag> DeviceSeq<F> {
+    /// The positions whose flag is true (nonzero), in order, as indices of type `I` (as
     /// `numpy.flatnonzero`): `DeviceSeq::sequence(..).compact(flags)` without reading a
     /// sequence of positions.
     ///
@@ -58,6 +60,8 @@ impl DeviceSeq<u8> {
     /// let dev = Device::auto()?;
     /// let flags = DeviceSeq::from_slice(&dev, &[0u8, 1, 1, 0, 5])?;
     /// assert_eq!(flags.nonzero_indices::<u32>()?.to_vec()?, [1, 2, 4]);
+    /// let odd = DeviceSeq::<u32>::sequence(&dev, 6)?.map(|i| (i % 2).eq(1))?;
+    /// assert_eq!(odd.nonzero_indices::<u64>()?.to_vec()?, [1, 3, 5]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn nonzero_indices<I: Index>(&self) -> Result<DeviceSeq<I>> {

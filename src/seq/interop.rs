@@ -71,9 +71,16 @@ impl<T: Element> DeviceSeq<T> {
                 actual: out.len(),
             });
         }
-        self.device()
-            .backend()
-            .download(self.source(), bytemuck::cast_slice_mut(out))
+        let b = self.device().backend();
+        match T::stored_mut(out) {
+            Some(bytes) => b.download(self.source(), bytes),
+            None => {
+                let mut bytes = vec![0u8; out.len() * T::TYPE.size()];
+                b.download(self.source(), &mut bytes)?;
+                T::from_stored(&bytes, out);
+                Ok(())
+            }
+        }
     }
 
     /// The elements in a new device allocation that the caller owns (a lazy sequence is

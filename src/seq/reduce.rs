@@ -90,3 +90,96 @@ impl<T: Element> DeviceSeq<T> {
         ))
     }
 }
+
+impl DeviceSeq<bool> {
+    /// The number of `true`s.
+    ///
+    /// Cost: one read (a lazy sequence, such as a comparison, evaluated in the same pass);
+    /// waits for the result. Counts past 2^32 are exact (a `u64` sum).
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 1000)?;
+    /// assert_eq!(xs.map(|x| x.lt(300))?.count()?, 300);
+    /// assert_eq!(DeviceSeq::<bool>::filled(&dev, true, 0)?.count()?, 0);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn count(&self) -> Result<u64> {
+        self.map(|b| b.cast::<u64>())?.reduce(Op::Add)
+    }
+
+    /// Whether any element is `true` (`false` when empty).
+    ///
+    /// Cost: one read; waits for the result.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[3i32, -1, 8])?;
+    /// assert!(xs.map(|x| x.lt(0))?.any()?);
+    /// assert!(!xs.map(|x| x.gt(10))?.any()?);
+    /// assert!(!DeviceSeq::<bool>::from_slice(&dev, &[])?.any()?);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn any(&self) -> Result<bool> {
+        self.reduce(Op::Max)
+    }
+
+    /// Whether every element is `true` (`true` when empty).
+    ///
+    /// Cost: one read; waits for the result.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[3i32, -1, 8])?;
+    /// assert!(xs.map(|x| x.ne(0))?.all()?);
+    /// assert!(!xs.map(|x| x.gt(0))?.all()?);
+    /// assert!(DeviceSeq::<bool>::from_slice(&dev, &[])?.all()?);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn all(&self) -> Result<bool> {
+        self.reduce(Op::Min)
+    }
+}
+
+impl<T: crate::item::Item> DeviceSeq<T> {
+    /// The number of items for which `pred` is true, in one pass (the predicate evaluated
+    /// inside the reduction's kernel, nothing stored): Thrust's `count_if`.
+    ///
+    /// # Errors
+    ///
+    /// As [`map`](Self::map) for the closure; `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let pts = DeviceSeq::from_slice(&dev, &[(0.5f32, 0.5f32), (0.9, 0.9), (0.1, 0.2)])?;
+    /// assert_eq!(pts.count_if(|(x, y)| (x * x + y * y).le(1.0))?, 2);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn count_if(&self, pred: impl Fn(T::Exprs) -> crate::item::Expr<bool>) -> Result<u64> {
+        self.map(pred)?.count()
+    }
+}

@@ -95,7 +95,7 @@ impl<T: Element> DeviceSeq<T> {
         op.check::<V>()?;
         self.same_device(values)?;
         length(self.len(), values.len())?;
-        let heads = self.head_flags()?;
+        let heads = self.head_flags()?.flags_u8()?;
         let b = self.device().backend();
         let (keys, sums) = b.reduce_by_key(self.source(), values.source(), heads.source(), op)?;
         Ok((

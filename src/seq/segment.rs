@@ -2,9 +2,20 @@
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::Element;
+use crate::item::{Element, Flag};
 use crate::op::Op;
 use crate::source::Source;
+
+impl<F: Flag> DeviceSeq<F> {
+    /// These flags as the `u8` flags the backends take (nonzero is true); lazy where they are
+    /// `bool`s that are not a comparison or head flags of their own.
+    pub(crate) fn flags_u8(&self) -> Result<DeviceSeq<u8>> {
+        Ok(DeviceSeq::from_source(
+            self.device(),
+            self.source().flags_u8()?,
+        ))
+    }
+}
 
 impl<T: Element> DeviceSeq<T> {
     fn segment_inputs(&self, flags: &DeviceSeq<u8>) -> Result<()> {
@@ -35,8 +46,9 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(xs.segmented_inclusive_scan(&flags, Op::Add)?.to_vec()?, [1, 3, 3, 7, 5]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_inclusive_scan(&self, flags: &DeviceSeq<u8>, op: Op) -> Result<Self> {
+    pub fn segmented_inclusive_scan<F: Flag>(&self, flags: &DeviceSeq<F>, op: Op) -> Result<Self> {
         op.check::<T>()?;
+        let flags = &flags.flags_u8()?;
         self.segment_inputs(flags)?;
         let b = self.device().backend();
         let col = b.segmented_scan(self.source(), flags.source(), op, None)?;
@@ -62,8 +74,14 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(xs.segmented_exclusive_scan(&flags, 10, Op::Add)?.to_vec()?, [10, 11, 10, 13, 17]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_exclusive_scan(&self, flags: &DeviceSeq<u8>, init: T, op: Op) -> Result<Self> {
+    pub fn segmented_exclusive_scan<F: Flag>(
+        &self,
+        flags: &DeviceSeq<F>,
+        init: T,
+        op: Op,
+    ) -> Result<Self> {
         op.check::<T>()?;
+        let flags = &flags.flags_u8()?;
         self.segment_inputs(flags)?;
         let b = self.device().backend();
         let init = Some(init.compute_bits());
@@ -98,8 +116,8 @@ impl<T: Element> DeviceSeq<T> {
     /// assert_eq!(xs.segmented_reduce(&flags, Op::Max)?.to_vec()?, [9, 8, 3]);
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn segmented_reduce(&self, flags: &DeviceSeq<u8>, op: Op) -> Result<Self> {
-        self.segmented_reduce_of(flags, op, None)
+    pub fn segmented_reduce<F: Flag>(&self, flags: &DeviceSeq<F>, op: Op) -> Result<Self> {
+        self.segmented_reduce_of(&flags.flags_u8()?, op, None)
     }
 
     /// `segmented_reduce` where the caller may know the number of segments (from the heads it
@@ -116,8 +134,8 @@ impl<T: Element> DeviceSeq<T> {
         let col = b.segmented_reduce(self.source(), flags.source(), op, segments)?;
         Ok(Self::stored(self.device(), col))
     }
-    /// 1 where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else 0: the heads of
-    /// the runs of equal elements.
+    /// `true` where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else `false`: the
+    /// heads of the runs of equal elements.
     ///
     /// Of a stored sequence the flags are lazy: no kernel runs and no memory is taken; the
     /// operation that reads them compares neighbours in its own pass (so `keys.compact(&flags)`
@@ -135,15 +153,18 @@ impl<T: Element> DeviceSeq<T> {
     /// use devseq::{Device, DeviceSeq};
     /// let dev = Device::auto()?;
     /// let xs = DeviceSeq::from_slice(&dev, &[1u32, 1, 2, 2, 2, 5])?;
-    /// assert_eq!(xs.head_flags()?.to_vec()?, [1, 0, 1, 0, 0, 1]);
+    /// let heads = xs.head_flags()?;
+    /// assert_eq!(heads.to_vec()?, [true, false, true, false, false, true]);
+    /// assert_eq!(heads.count()?, 3); // the runs
     /// # Ok::<(), devseq::Error>(())
     /// ```
-    pub fn head_flags(&self) -> Result<DeviceSeq<u8>> {
+    pub fn head_flags(&self) -> Result<DeviceSeq<bool>> {
+        let dev = self.device();
         if let Some(col) = self.source().as_column() {
-            let flags = Source::head_flags(col.clone());
-            return Ok(DeviceSeq::from_source(self.device(), flags));
+            let flags = Source::head_flags(col.clone()).retyped(crate::item::ScalarType::Bool);
+            return Ok(DeviceSeq::from_source(dev, flags));
         }
-        let col = self.device().backend().head_flags(self.source())?;
-        Ok(DeviceSeq::stored(self.device(), col))
+        let col = dev.backend().head_flags(self.source())?;
+        Ok(DeviceSeq::stored(dev, col))
     }
 }

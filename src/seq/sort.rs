@@ -136,3 +136,58 @@ impl<T: Element> DeviceSeq<T> {
         Ok(positions)
     }
 }
+
+/// The bits of `x` whose unsigned order is the order `sort` uses (floats: `total_cmp`'s; signed
+/// integers: the sign flipped), as the radix sort orders keys.
+pub(crate) fn order_bits<T: Element>(x: crate::item::Expr<T>) -> crate::item::Expr<u64> {
+    use crate::item::Expr;
+    let bits = T::TYPE.bits();
+    let sign = 1u64 << (bits - 1);
+    let mask = if bits == 64 {
+        !0u64
+    } else {
+        (1u64 << bits) - 1
+    };
+    let b = x.to_bits();
+    if T::TYPE.is_float() {
+        Expr::select((b & sign).ne(0u64), !b & mask, b | sign)
+    } else if T::TYPE.is_signed_int() {
+        b ^ sign
+    } else {
+        b
+    }
+}
+
+impl<T: Element> DeviceSeq<T> {
+    /// Whether the elements are ascending in the order [`sort`](Self::sort) uses (`total_cmp`
+    /// for floats); `true` when there are fewer than two.
+    ///
+    /// Cost: one read (each element compared with the next in the same pass); waits for the
+    /// result.
+    ///
+    /// # Errors
+    ///
+    /// `Error::Cuda`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// assert!(DeviceSeq::from_slice(&dev, &[-2i32, -2, 5])?.is_sorted()?);
+    /// assert!(!DeviceSeq::from_slice(&dev, &[0.0f32, -0.0])?.is_sorted()?); // total_cmp
+    /// assert!(DeviceSeq::<u8>::sequence(&dev, 200)?.is_sorted()?);
+    /// let xs = DeviceSeq::<f64>::random_uniform(&dev, 1000, 7)?;
+    /// assert!(!xs.is_sorted()? && xs.sort()?.is_sorted()?);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn is_sorted(&self) -> Result<bool> {
+        let n = self.len();
+        if n < 2 {
+            return Ok(true);
+        }
+        let (a, b) = (self.slice(..n - 1), self.slice(1..));
+        let descents = a.zip_map(&b, |x, y| order_bits(y).lt(order_bits(x)))?;
+        Ok(!descents.any()?)
+    }
+}

@@ -779,7 +779,7 @@ fn runs_and_keys<X: T>() {
                 .to_vec()
                 .unwrap()
                 .iter()
-                .map(|&h| (h != 0) as u8)
+                .map(|&h| h as u8)
                 .collect();
             assert_eq!(hf, heads, "head_flags {what}");
             let firsts: Vec<X> = (0..n).filter(|&i| heads[i] != 0).map(|i| xs[i]).collect();

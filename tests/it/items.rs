@@ -76,9 +76,9 @@ fn closures_take_and_return_tuples() {
         let q = e
             .map(|x| (x, x.cast::<u8>(), x.cast::<bf16>(), x.lt(0)))
             .unwrap();
-        let want_q: Vec<(i64, u8, bf16, u8)> = want_e
+        let want_q: Vec<(i64, u8, bf16, bool)> = want_e
             .iter()
-            .map(|&x| (x, x as u8, bf16::from_f32(x as f32), (x < 0) as u8))
+            .map(|&x| (x, x as u8, bf16::from_f32(x as f32), x < 0))
             .collect();
         assert_eq!(q.to_vec().unwrap(), want_q);
         // zip_map of a tuple with an element.

@@ -414,7 +414,9 @@ fn flag_kinds(r: &mut Rng, n: usize) -> Vec<Lazy<u8>> {
     let xs: Vec<f32> = draw_vec(r, n + 3, Gen::Special);
     v.push(lazy(
         "(f32 < 0.5).slice(3..)",
-        upload(&xs).map(|x| x.lt(0.5f32)).map(|s| s.slice(3..)),
+        upload(&xs)
+            .map(|x| x.lt(0.5f32).cast::<u8>())
+            .map(|s| s.slice(3..)),
         Some(xs[3..].iter().map(|&x| (x < 0.5) as u8).collect()),
         false,
     ));
@@ -722,8 +724,8 @@ fn compaction<X: T>() {
             assert!(!of_copy.is_stored(), "{w}: of a stored sequence, lazy");
             let want = of_copy.to_vec().unwrap();
             vs(k.seq.head_flags(), &want, &format!("{w}: lazy vs copy"));
-            let oracle: Vec<u8> = (0..n)
-                .map(|i| (i == 0 || vals[i].to_bits() != vals[i - 1].to_bits()) as u8)
+            let oracle: Vec<bool> = (0..n)
+                .map(|i| i == 0 || vals[i].to_bits() != vals[i - 1].to_bits())
                 .collect();
             assert_eq!(want, oracle, "{w}");
 
@@ -1158,8 +1160,8 @@ fn battery<X: T>(k: &Lazy<X>, r: &mut Rng) {
     let w = format!("head_flags of {what}");
     let want = m.head_flags().unwrap().to_vec().unwrap();
     vs(k.seq.head_flags(), &want, &format!("{w}: lazy vs copy"));
-    let oracle: Vec<u8> = (0..n)
-        .map(|i| (i == 0 || vals[i].to_bits() != vals[i - 1].to_bits()) as u8)
+    let oracle: Vec<bool> = (0..n)
+        .map(|i| i == 0 || vals[i].to_bits() != vals[i - 1].to_bits())
         .collect();
     assert_eq!(want, oracle, "{w}");
 
@@ -1642,5 +1644,8 @@ fn length_mismatches_of_lazy_inputs() {
         a.to_vec().unwrap(),
         (0..10).map(|x| x * 3).collect::<Vec<_>>()
     );
-    assert_eq!(f9.to_vec().unwrap(), [1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        f9.to_vec().unwrap(),
+        [true, false, false, false, false, false, false, false, false]
+    );
 }

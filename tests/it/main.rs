@@ -9,6 +9,7 @@ mod common;
 
 mod assoc;
 mod bad_inputs;
+mod booleans;
 mod combine;
 mod determinism;
 mod device;
@@ -35,3 +36,4 @@ mod segment;
 mod sharded;
 mod sort;
 mod threads;
+mod writes;

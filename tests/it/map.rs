@@ -82,9 +82,9 @@ macro_rules! int_tests {
                         "select",
                     );
                     let cmp: Vec<u8> = xs.iter().zip(&ys).map(|(x, y)| (x < y) as u8 + 2 * (x == y) as u8 + 4 * (x >= y) as u8).collect();
-                    check(a.zip_map(&b, |x, y| x.lt(y) + x.eq(y) * 2 + x.ge(y) * 4), cmp, "comparisons");
+                    check(a.zip_map(&b, |x, y| x.lt(y).cast::<u8>() + x.eq(y).cast::<u8>() * 2 + x.ge(y).cast::<u8>() * 4), cmp, "comparisons");
                     let ne: Vec<u8> = xs.iter().zip(&ys).map(|(x, y)| (x != y) as u8 + 2 * (x <= y) as u8 + 4 * (x > y) as u8).collect();
-                    check(a.zip_map(&b, |x, y| x.ne(y) + x.le(y) * 2 + x.gt(y) * 4), ne, "comparisons 2");
+                    check(a.zip_map(&b, |x, y| x.ne(y).cast::<u8>() + x.le(y).cast::<u8>() * 2 + x.gt(y).cast::<u8>() * 4), ne, "comparisons 2");
                     let sh: Vec<u32> = (0..n).map(|_| r.below(200) as u32).collect();
                     let s = upload(&sh);
                     let zs = |f: fn($t, u32) -> $t| -> Vec<$t> { xs.iter().zip(&sh).map(|(x, s)| f(*x, *s)).collect() };
@@ -139,7 +139,7 @@ macro_rules! float_tests {
                         let (x, y) = (to(*x), to(*y));
                         (x < y) as u8 + 2 * (x == y) as u8 + 4 * (x >= y) as u8 + 8 * (x != y) as u8 + 16 * (x <= y) as u8 + 32 * (x > y) as u8
                     }).collect();
-                    check(a.zip_map(&b, |x, y| x.lt(y) + x.eq(y) * 2 + x.ge(y) * 4 + x.ne(y) * 8 + x.le(y) * 16 + x.gt(y) * 32), cmp, "comparisons");
+                    check(a.zip_map(&b, |x, y| x.lt(y).cast::<u8>() + x.eq(y).cast::<u8>() * 2 + x.ge(y).cast::<u8>() * 4 + x.ne(y).cast::<u8>() * 8 + x.le(y).cast::<u8>() * 16 + x.gt(y).cast::<u8>() * 32), cmp, "comparisons");
                 }
             }
             #[test]

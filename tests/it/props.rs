@@ -432,8 +432,8 @@ fn check_case<X: T>(c: &Case, op: Op) {
         nz,
         "nonzero_indices {what}"
     );
-    let heads: Vec<u8> = (0..n)
-        .map(|i| (i == 0 || sp[i].to_bits() != sp[i - 1].to_bits()) as u8)
+    let heads: Vec<bool> = (0..n)
+        .map(|i| i == 0 || sp[i].to_bits() != sp[i - 1].to_bits())
         .collect();
     assert_eq!(
         ss.head_flags().unwrap().to_vec().unwrap(),

@@ -136,7 +136,9 @@ fn whole_and_gathered_reads_agree() {
         let heads = runs.head_flags().unwrap();
         check(
             "heads zip",
-            &heads.zip_map(&runs, |h, x| h * 10u8 + x).unwrap(),
+            &heads
+                .zip_map(&runs, |h, x| h.cast::<u8>() * 10u8 + x)
+                .unwrap(),
         );
         check(
             "random u32",

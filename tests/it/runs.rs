@@ -19,9 +19,9 @@ fn runs_of<X: T>(r: &mut Rng, n: usize) -> Vec<X> {
     v
 }
 
-fn head_oracle<X: Element>(xs: &[X]) -> Vec<u8> {
+fn head_oracle<X: Element>(xs: &[X]) -> Vec<bool> {
     (0..xs.len())
-        .map(|i| (i == 0 || xs[i].to_bits() != xs[i - 1].to_bits()) as u8)
+        .map(|i| i == 0 || xs[i].to_bits() != xs[i - 1].to_bits())
         .collect()
 }
 
@@ -29,7 +29,7 @@ fn dedup_oracle<X: Element>(xs: &[X]) -> Vec<X> {
     let h = head_oracle(xs);
     xs.iter()
         .zip(&h)
-        .filter(|(_, h)| **h != 0)
+        .filter(|(_, h)| **h)
         .map(|(x, _)| *x)
         .collect()
 }
@@ -37,7 +37,7 @@ fn dedup_oracle<X: Element>(xs: &[X]) -> Vec<X> {
 fn lengths_oracle<X: Element>(xs: &[X]) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
     for (i, h) in head_oracle(xs).into_iter().enumerate() {
-        if i == 0 || h != 0 {
+        if i == 0 || h {
             out.push(0);
         }
         *out.last_mut().unwrap() += 1;
@@ -102,7 +102,7 @@ fn runs<X: T>() {
             let want: Vec<u32> = head_oracle(&xs)[3..]
                 .iter()
                 .enumerate()
-                .filter(|(_, h)| **h != 0)
+                .filter(|(_, h)| **h)
                 .map(|(i, _)| i as u32)
                 .collect();
             assert_eq!(idx, want, "head_flags().slice(3..).nonzero_indices() n={n}");
@@ -118,7 +118,7 @@ fn runs<X: T>() {
         );
         let mut want: Vec<X::Acc> = Vec::new();
         for (i, h) in head_oracle(&xs).into_iter().enumerate() {
-            if h != 0 {
+            if h {
                 want.push(X::identity(Op::Add));
             }
             let last = want.last_mut().unwrap();
@@ -206,7 +206,7 @@ fn own_flags<X: T + PartialOrd>() {
                 .unwrap()
                 .to_vec()
                 .unwrap(),
-            &keep(&|i| heads[i] != 0, 0),
+            &keep(&|i| heads[i], 0),
             &format!("compact(head_flags) n={n}"),
         );
         if n < 6 {
@@ -217,7 +217,7 @@ fn own_flags<X: T + PartialOrd>() {
         let flags = s.head_flags().unwrap().slice(5..);
         assert_bits(
             &tail.compact(&flags).unwrap().to_vec().unwrap(),
-            &keep(&|i| heads[i] != 0, 5),
+            &keep(&|i| heads[i], 5),
             &format!("slice(5..).compact(head_flags().slice(5..)) n={n}"),
         );
         // Two heads of one column: one starts a run at row 0, the other compares.
@@ -226,7 +226,7 @@ fn own_flags<X: T + PartialOrd>() {
             .unwrap();
         assert_bits(
             &tail.compact(&either).unwrap().to_vec().unwrap(),
-            &keep(&|i| i == 5 || heads[i] != 0, 5),
+            &keep(&|i| i == 5 || heads[i], 5),
             &format!("compact(two heads) n={n}"),
         );
         // Flags of the next element: another start, not the values' own rows.

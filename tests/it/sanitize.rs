@@ -88,7 +88,7 @@ fn every_kernel_family_once() {
     sorted.sort();
     let mut uniq = sorted.clone();
     uniq.dedup();
-    assert_eq!(heads.iter().filter(|&&h| h != 0).count(), uniq.len());
+    assert_eq!(heads.iter().filter(|&&h| h).count(), uniq.len());
     // Compaction with flags computed from its own staged values (head flags, a comparison).
     assert_eq!(s.sort().unwrap().dedup().unwrap().to_vec().unwrap(), uniq);
     let neg = s

@@ -166,8 +166,8 @@ fn heads_and_compaction<X: T>() {
         let pool: Vec<X> = draw_vec(&mut r, 3, Gen::Special);
         let xs: Vec<X> = (0..n).map(|_| pool[r.below(3) as usize]).collect();
         let got = upload(&xs).head_flags().unwrap().to_vec().unwrap();
-        let want: Vec<u8> = (0..n)
-            .map(|i| (i == 0 || xs[i].to_bits() != xs[i - 1].to_bits()) as u8)
+        let want: Vec<bool> = (0..n)
+            .map(|i| i == 0 || xs[i].to_bits() != xs[i - 1].to_bits())
             .collect();
         assert_eq!(got, want, "head_flags n={n}");
         for &p in DENSITIES {

@@ -182,10 +182,10 @@ fn basics<X: T>() {
         assert_eq!(lens_a, lens_z, "zip_map keeps the shard lengths");
         // Tuples and a map to another type.
         let t = a.zip_map(&b, |x, y| (x, y.eq(x))).unwrap();
-        let want: Vec<(X, u8)> = xs
+        let want: Vec<(X, bool)> = xs
             .iter()
             .zip(&ys)
-            .map(|(&x, &y)| (x, u8::from(X::same(x, y) && !x.f().is_nan())))
+            .map(|(&x, &y)| (x, X::same(x, y) && !x.f().is_nan()))
             .collect();
         let got = t.to_vec().unwrap();
         assert_eq!(got.len(), n);

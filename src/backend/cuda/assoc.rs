@@ -216,7 +216,7 @@ fn vec_of(c: &Combiner) -> u32 {
 pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let k = c.types.len();
     let ct = |j: usize| ctype(c.types[j]);
-    let st = |j: usize| c.types[j].name();
+    let st = |j: usize| c.types[j].cuda_name();
     let mut s = String::from("struct ds_F {\n  struct V {");
     for j in 0..k {
         let _ = write!(s, " {} c{j};", ct(j));

@@ -62,7 +62,7 @@ impl Template for CombineKey {
         format!(
             "ds_combine_runs<{}, {}, {}, {}, {}, {}>",
             s[0],
-            self.idx.name(),
+            self.idx.cuda_name(),
             op_functor(self.op),
             self.block,
             self.rounds,
@@ -97,8 +97,31 @@ impl Template for CombineTileKey {
     }
 }
 
-fn tile_key(size: usize, op: Op) -> CombineTileKey {
-    let sh = tuning::combine(size);
+/// Bytes of static shared memory the one-block scatter_combine keeps beside its tile (its block
+/// scans' and sort's scratch; ptxas: 17 KB for 8-byte values), which its tile leaves free.
+const TILE_STATIC: usize = 20 << 10;
+
+/// The tile of scatter_combine's runs and of its one-block form (the same, so that both give the
+/// same results): `tuning::combine`'s, with fewer rounds where the one block's tile of
+/// (index, value) pairs would not fit the GPU's block beside its static shared memory.
+fn shape(arch: &Arch, size: usize, idx: ScalarType) -> tuning::Shape {
+    let mut sh = tuning::combine(size);
+    let bytes = |sh: tuning::Shape| {
+        tile_smem(
+            sh.block,
+            sh.rounds * tuning::vec(size),
+            idx.size(),
+            Some(size),
+        ) as usize
+    };
+    while sh.rounds > 1 && bytes(sh) + TILE_STATIC > arch.smem_block {
+        sh.rounds -= 1;
+    }
+    sh
+}
+
+fn tile_key(arch: &Arch, size: usize, idx: ScalarType, op: Op) -> CombineTileKey {
+    let sh = shape(arch, size, idx);
     CombineTileKey {
         op,
         block: sh.block,
@@ -107,7 +130,7 @@ fn tile_key(size: usize, op: Op) -> CombineTileKey {
 }
 
 fn key(arch: &Arch, size: usize, idx: ScalarType, op: Op) -> CombineKey {
-    let sh = tuning::combine(size);
+    let sh = shape(arch, size, idx);
     CombineKey {
         idx,
         op,
@@ -126,7 +149,7 @@ pub(crate) fn scatter_combine(
     op: Op,
 ) -> Result<Buffer> {
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
-    let sh = tuning::combine(size);
+    let sh = shape(&gpu.arch, size, idx.ty());
     let tiles = sh.tiles(n, tuning::vec(size));
     // One tile is sorted and combined in one launch (`combine_tile`), whose block also copies
     // a small base itself (one launch fewer).
@@ -180,7 +203,7 @@ fn combine_tile(
     copy: bool,
 ) -> Result<Buffer> {
     let (n, len, size) = (vals.len, base.len, vals.ty().size());
-    let key = tile_key(size, op);
+    let key = tile_key(&gpu.arch, size, idx.ty(), op);
     let (lo, passes) = digit_passes(0..index_bits(len));
     let smem = key.dynamic_smem(&[idx.ty(), vals.ty()]);
     let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
@@ -235,7 +258,7 @@ pub(crate) mod check {
             {
                 v.push(KernelKey {
                     functor: None,
-                    family: tile_key(t.size(), op).into(),
+                    family: tile_key(arch, t.size(), idx, op).into(),
                     sources: vec![
                         SourceKey::plain(idx, 1),
                         SourceKey::plain(t, 1),

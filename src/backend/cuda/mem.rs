@@ -38,11 +38,24 @@ impl Ptr {
 /// Reusing a buffer at once is safe for the reason the driver's stream-ordered pool gives
 /// for its own reuse: every buffer is used on the one stream that made it, so whatever a
 /// later call queues there runs after all the work queued on the buffer before it dropped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pool {
     pub in_use: AtomicUsize,
     pub peak: AtomicUsize,
     kept: Mutex<Kept>,
+    /// The most bytes kept (`Device::set_kept_memory_limit`; `KEEP_BYTES` at first).
+    limit: AtomicUsize,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool {
+            in_use: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            kept: Mutex::default(),
+            limit: AtomicUsize::new(KEEP_BYTES),
+        }
+    }
 }
 
 /// The buffers a pool keeps, by size class, and their bytes.
@@ -97,7 +110,8 @@ impl Pool {
     fn keep(&self, s: CudaSlice<u8>) -> Option<CudaSlice<u8>> {
         let bytes = s.len();
         let mut k = self.kept();
-        if bytes > KEEP_BUFFER || size_class(bytes) != bytes || k.bytes + bytes > KEEP_BYTES {
+        let limit = self.limit.load(Ordering::Relaxed);
+        if bytes > KEEP_BUFFER || size_class(bytes) != bytes || k.bytes + bytes > limit {
             return Some(s);
         }
         k.bytes += bytes;
@@ -111,11 +125,53 @@ impl Pool {
         k.bytes = 0;
         k.by_class.drain().flat_map(|(_, v)| v).collect()
     }
+
+    /// Keeps at most `limit` bytes from now on: the kept buffers past it, to be freed.
+    fn limit_to(&self, limit: usize) -> Vec<CudaSlice<u8>> {
+        self.limit.store(limit, Ordering::Relaxed);
+        let mut k = self.kept();
+        let mut freed = Vec::new();
+        let classes: Vec<usize> = k.by_class.keys().copied().collect();
+        for class in classes.into_iter().rev() {
+            while k.bytes > limit {
+                let Some(s) = k.by_class.get_mut(&class).and_then(|v| v.pop()) else {
+                    break;
+                };
+                k.bytes -= class;
+                freed.push(s);
+            }
+        }
+        freed
+    }
+}
+
+impl Gpu {
+    /// Gives every buffer devseq and the driver's pool keep for reuse back to the device
+    /// (after the work queued so far, which may still use them).
+    pub fn trim_memory(&self) -> Result<()> {
+        free_slices(self.mem.release());
+        self.synchronize()?;
+        trim_pool(&self.ctx)
+    }
+
+    /// Keeps at most `bytes` for reuse: devseq's kept buffers and the driver pool's memory
+    /// above that go back to the device (the pool's at its next synchronization).
+    pub fn set_kept_memory_limit(&self, bytes: usize) -> Result<()> {
+        free_slices(self.mem.limit_to(bytes));
+        set_pool_threshold(&self.ctx, bytes as u64)
+    }
 }
 
 /// Makes freed memory stay in the device's default pool for the next allocation instead of
-/// going back to the driver at every synchronization. cudarc has no wrapper for memory pools.
+/// going back to the driver at every synchronization (up to `Device::set_kept_memory_limit`'s
+/// bytes).
 pub(crate) fn keep_pool_memory(ctx: &Arc<CudaContext>) -> Result<()> {
+    set_pool_threshold(ctx, u64::MAX)
+}
+
+/// The bytes the device's default pool keeps past a synchronization. cudarc has no wrapper for
+/// memory pools.
+fn set_pool_threshold(ctx: &Arc<CudaContext>, bytes: u64) -> Result<()> {
     ctx.bind_to_thread().cuda("cuCtxSetCurrent")?;
     let mut pool = std::ptr::null_mut();
     // SAFETY: a valid device of a live context; writes one handle.
@@ -123,7 +179,7 @@ pub(crate) fn keep_pool_memory(ctx: &Arc<CudaContext>) -> Result<()> {
         unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) },
         "cuDeviceGetDefaultMemPool",
     )?;
-    let mut keep: u64 = u64::MAX;
+    let mut keep: u64 = bytes;
     // SAFETY: the attribute takes a u64, passed by pointer; the pool lives with the device.
     check(
         unsafe {
@@ -141,7 +197,7 @@ pub(crate) fn keep_pool_memory(ctx: &Arc<CudaContext>) -> Result<()> {
 fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
     ctx.bind_to_thread().cuda("cuCtxSetCurrent")?;
     let mut pool = std::ptr::null_mut();
-    // SAFETY: as in `keep_pool_memory`.
+    // SAFETY: as in `set_pool_threshold`.
     unsafe {
         check(
             sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()),

@@ -53,7 +53,7 @@ impl Template for MergeRankKey {
             "ds_merge_rank<{}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
-            self.idx.name(),
+            self.idx.cuda_name(),
             self.side_b as u32,
             self.block,
             self.items

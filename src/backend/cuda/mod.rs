@@ -113,6 +113,14 @@ impl Backend for CudaBackend {
         self.gpu.mem.peak.load(Ordering::Relaxed)
     }
 
+    fn trim_memory(&self) -> Result<()> {
+        self.gpu.trim_memory()
+    }
+
+    fn set_kept_memory_limit(&self, bytes: usize) -> Result<()> {
+        self.gpu.set_kept_memory_limit(bytes)
+    }
+
     fn reset_peak_memory(&self) {
         let m = &self.gpu.mem;
         m.peak
@@ -177,7 +185,7 @@ impl Backend for CudaBackend {
 
     fn head_flags(&self, src: &Source) -> Result<Column> {
         let b = segment::head_flags(&self.gpu, src)?;
-        Ok(column(b, ScalarType::U8, src.len))
+        Ok(column(b, ScalarType::Bool, src.len))
     }
 
     fn compact(&self, src: &Source, flags: &Source) -> Result<Column> {

@@ -32,7 +32,7 @@ impl Template for SearchKey {
             "ds_search<{}, {}, {}, {}, {}, {}>",
             s[0],
             s[1],
-            self.idx.name(),
+            self.idx.cuda_name(),
             self.upper as u32,
             self.block,
             self.split

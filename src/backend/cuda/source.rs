@@ -257,7 +257,7 @@ pub(crate) fn computed(src: &Source) -> bool {
 /// The C++ type of source `k` of a kernel.
 pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
     match key.shape {
-        None => format!("ds::Col<{}, {}>", key.ty.name(), key.avec),
+        None => format!("ds::Col<{}, {}>", key.ty.cuda_name(), key.avec),
         Some(_) => format!("S{k}"),
     }
 }
@@ -302,7 +302,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         .map(|(j, n)| (j, n.ty))
         .collect();
     let random_call = |j: usize| match g.nodes[j].kind {
-        Kind::Random(r, sd, o) => (g.nodes[j].ty.name(), r.code(), sd, o),
+        Kind::Random(r, sd, o) => (g.nodes[j].ty.cuda_name(), r.code(), sd, o),
         _ => ("u32", 0, 0, 0),
     };
     let params = g
@@ -315,7 +315,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         })
         .max()
         .unwrap_or(0);
-    let t = key.ty.name();
+    let t = key.ty.cuda_name();
     let mut s = String::new();
     let _ = writeln!(s, "struct S{k} {{");
     let _ = writeln!(s, "  typedef {t} T;");
@@ -323,12 +323,12 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let one = one_column(g, key.ty);
     let _ = writeln!(s, "  static constexpr bool ONE = {one};");
     if one {
-        let _ = writeln!(s, "  typedef {} L;", cols[0].name());
+        let _ = writeln!(s, "  typedef {} L;", cols[0].cuda_name());
     }
     let _ = writeln!(s, "  static constexpr bool READS = {};", !cols.is_empty());
     let _ = writeln!(s, "  static constexpr int AVEC = {};", key.avec);
     for (i, ty) in cols.iter().enumerate() {
-        let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.name());
+        let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.cuda_name());
     }
     if key.spill {
         let _ = writeln!(s, "  const u64* __restrict__ pp;");
@@ -348,10 +348,10 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let mut args: Vec<String> = cols
         .iter()
         .enumerate()
-        .map(|(i, ty)| format!("const {} a{i}", ty.name()))
+        .map(|(i, ty)| format!("const {} a{i}", ty.cuda_name()))
         .collect();
     for (h, &(_, c, _)) in heads.iter().enumerate() {
-        args.push(format!("const {} h{h}", cols[c as usize].name()));
+        args.push(format!("const {} h{h}", cols[c as usize].cuda_name()));
     }
     for (q, &(_, ty)) in randoms.iter().enumerate() {
         args.push(format!("const {} r{q}", ctype(ty)));
@@ -361,7 +361,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let inline = if g.heavy() { "DS_OUTLINE" } else { "DS_DEV" };
     let _ = writeln!(s, "  {inline} T f({}) const {{", args.join(", "));
     let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
-        Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.name()),
+        Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.cuda_name()),
         Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
         Kind::Index => "row".into(),
         Kind::Head(c, p) => {
@@ -418,7 +418,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // heads' elements before them (`h0[0]` is `prev`), the random leaves', and `f` of each.
     let mut body = String::new();
     for (h, &(_, c, _)) in heads.iter().enumerate() {
-        let x = cols[c as usize].name();
+        let x = cols[c as usize].cuda_name();
         let _ = writeln!(
             body,
             "      {x} h{h}[VEC];\n      h{h}[0] = prev{c};\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
@@ -451,7 +451,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     );
     let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
     for (i, ty) in cols.iter().enumerate() {
-        let x = ty.name();
+        let x = ty.cuda_name();
         match key.shifted.iter().find(|h| h.col == i as u32) {
             Some(&Shift { base, d, .. }) => {
                 let _ = writeln!(
@@ -471,7 +471,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     prevs.sort_unstable();
     prevs.dedup();
     for &c in &prevs {
-        let x = cols[c as usize].name();
+        let x = cols[c as usize].cuda_name();
         let _ = writeln!(
             s,
             "      const {x} prev{c} = {} ? c{c}[i - 1] : a{c}[0];",
@@ -487,7 +487,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // (compaction computes flags from the values it staged): `vec_from` takes them and the
     // column's element before row i (`before(i)`, read where PREV).
     if cols.len() == 1 {
-        let x = cols[0].name();
+        let x = cols[0].cuda_name();
         let _ = writeln!(s, "  static constexpr bool PREV = {};", !heads.is_empty());
         if !heads.is_empty() {
             let _ = writeln!(

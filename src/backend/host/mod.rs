@@ -98,6 +98,10 @@ macro_rules! with_type {
                 type $T = f64;
                 $body
             }
+            ScalarType::Bool => {
+                type $T = bool;
+                $body
+            }
         }
     };
 }
@@ -449,7 +453,7 @@ impl Backend for HostBackend {
         // The bytes may not be aligned for `T` (a tuple's component): copy them.
         with_type!(ty, T => {
             let mut v = vec![T::default(); len];
-            bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+            T::from_stored(bytes, &mut v);
             column(v)
         })
     }

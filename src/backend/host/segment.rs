@@ -91,15 +91,15 @@ pub(crate) fn reduce<T: Element>(s: &HostSrc<'_, T>, flags: &HostSrc<'_, u8>, op
 }
 
 /// 1 where i == 0 or the bits of element i differ from those of element i-1.
-pub(crate) fn head_flags<T: Element>(s: &HostSrc<'_, T>) -> Vec<u8> {
-    let mut out = vec![0u8; s.len()];
+pub(crate) fn head_flags<T: Element>(s: &HostSrc<'_, T>) -> Vec<bool> {
+    let mut out = vec![false; s.len()];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
         let start = c * CHUNK;
         let from = start.saturating_sub(1);
         let xs = s.read(from..start + o.len());
         for (k, slot) in o.iter_mut().enumerate() {
             let i = start + k;
-            *slot = (i == 0 || xs[i - from].to_bits() != xs[i - from - 1].to_bits()) as u8;
+            *slot = i == 0 || xs[i - from].to_bits() != xs[i - from - 1].to_bits();
         }
     });
     out
