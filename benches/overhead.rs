@@ -152,7 +152,7 @@ fn main() -> Result<()> {
         b.run("segmented_reduce_add_i32", lg, || {
             ints.segmented_reduce(&flags, Op::Add).map(drop)
         })?;
-        b.run("gather_f32", lg, || f.gather(&perm).map(drop))?;
+        b.run("gather_f32", lg, || f.gather(&perm)?.copy().map(drop))?;
         b.run("scatter_f32", lg, || f.scatter(&perm, &base).map(drop))?;
         let target = std::cell::RefCell::new(base.copy()?);
         b.run("scatter_into_f32", lg, || {

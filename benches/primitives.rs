@@ -135,7 +135,12 @@ fn main() -> Result<()> {
         }
         {
             let perm = keys.argsort::<u32>()?;
-            b.run("gather_f32", lg, 12.0, || f.gather(&perm).map(drop))?;
+            // `gather` is lazy: stored by `copy`.
+            b.run("gather_f32", lg, 12.0, || f.gather(&perm)?.copy().map(drop))?;
+            // The peer's permutation_iterator read by a reduction: the gather fused into it.
+            b.run("permutation_reduce_f32", lg, 8.0, || {
+                f.gather(&perm)?.reduce_to_seq(Op::Add).map(drop)
+            })?;
             // The peer's scatter writes into an output it was given: here `scatter_into` a
             // target the bench alone holds (written in place, no copy). `scatter`, which makes
             // a new sequence from a copy of its base, is the extra line `scatter_copy_f32`.
@@ -149,6 +154,18 @@ fn main() -> Result<()> {
                 })?;
             }
         }
+        b.run("adjacent_difference_i32", lg, 8.0, || {
+            ints.adjacent_difference()?.copy().map(drop)
+        })?;
+        // The peer's zip of three shifted iterators: three slices of one column.
+        b.run("stencil3_f32", lg, 8.0, || {
+            let (a, c) = (f.slice(..n - 2), f.slice(2..));
+            f.slice(1..n - 1)
+                .zip_map(&a, |m, l| l + m)?
+                .zip_map(&c, |lm, r| lm + r)?
+                .copy()
+                .map(drop)
+        })?;
         b.run("sort_u32", lg, 8.0, || keys.sort().map(drop))?;
         b.run("sort_f32", lg, 8.0, || f.sort().map(drop))?;
         b.run("sort_pairs_u32", lg, 16.0, || {
@@ -250,7 +267,9 @@ fn main() -> Result<()> {
                 wide.segmented_inclusive_scan(&flags, Op::Add).map(drop)
             })?;
             let perm = keys.argsort::<u32>()?;
-            b.run("gather_f64", lg, 20.0, || dbl.gather(&perm).map(drop))?;
+            b.run("gather_f64", lg, 20.0, || {
+                dbl.gather(&perm)?.copy().map(drop)
+            })?;
             b.run("sort_u64", lg, 16.0, || k64.sort().map(drop))?;
             b.run("sort_pairs_u64_u32", lg, 24.0, || {
                 k64.sort_pairs(&idx).map(drop)

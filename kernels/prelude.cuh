@@ -105,6 +105,10 @@ template <class C> DS_DEV u64 to_bits(C x) {
   else return (u64)(typename traits<C>::U)x;
 }
 
+// Row i of a column of n rows for an indexed read (`Kind::At`): a row past the end reads the
+// last (the host checks the rows users see; this keeps every read inside the column).
+DS_DEV u64 clamp_row(u64 i, u64 n) { return i < n ? i : n - 1; }
+
 // ---- f16 / bf16 conversions (round to nearest-even) ---------------------------------------
 // Widening is exact, NaNs included: sign and payload kept, a signaling NaN stays signaling
 // (the hardware's cvt would give its one canonical NaN), so that `to_bits` of a loaded element
@@ -195,6 +199,13 @@ DS_DEV u64 bf16_bits(f32 x) {
   const u32 b = f32_bits(x);
   if ((b & 0x7fffffffu) > 0x7f800000u && (b & 0x7f0000u) != 0) return b >> 16;
   return f32_to_bf16(x).bits;
+}
+// A value passed through (read, not computed: a gather, a select of elements) stored as the
+// element it was read from, a signaling f16/bf16 NaN included.
+template <class T> DS_DEV T store_passed(compute_t<T> x) {
+  if constexpr (same<T, f16>::value) return f16{(u16)f16_bits(x)};
+  else if constexpr (same<T, bf16>::value) return bf16{(u16)bf16_bits(x)};
+  else return from_c<T>(x);
 }
 
 // The one NaN that a computed float value becomes (what Rust's f32::NAN and f64::NAN are), so

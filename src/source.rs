@@ -120,6 +120,8 @@ fn shape_hash(g: &Graph) -> u64 {
     h.finish()
 }
 
+mod view;
+
 fn leaf(ty: ScalarType, kind: Kind) -> Node {
     Node { ty, kind }
 }
@@ -127,9 +129,23 @@ fn leaf(ty: ScalarType, kind: Kind) -> Node {
 impl Source {
     fn from_parts(b: Builder, out: u32, cols: Vec<Column>, params: Vec<u64>, len: usize) -> Self {
         let g = b.finish(out);
+        // Columns read by row hold the source's rows; those read by index (`At`) keep theirs.
+        let mut indexed = vec![false; cols.len()];
+        for n in &g.nodes {
+            if let Kind::At(k, ..) = n.kind {
+                indexed[k as usize] = true;
+            }
+        }
+        let rows = |k: usize, c: &Column| {
+            if indexed[k] {
+                c.clone()
+            } else {
+                c.rows(0, len)
+            }
+        };
         if leaves_in_order(&g, cols.len(), params.len()) {
             // Nothing to renumber (a map of one stored sequence, for one): keep the parts.
-            let columns = cols.into_iter().map(|c| c.rows(0, len)).collect();
+            let columns = cols.iter().enumerate().map(|(k, c)| rows(k, c)).collect();
             return Source {
                 hash: shape_hash(&g),
                 graph: Arc::new(g),
@@ -144,7 +160,7 @@ impl Source {
         let mut column = |k: u32| {
             if col_map[k as usize] == u32::MAX {
                 col_map[k as usize] = columns.len() as u32;
-                columns.push(cols[k as usize].rows(0, len));
+                columns.push(rows(k as usize, &cols[k as usize]));
             }
             col_map[k as usize]
         };
@@ -345,9 +361,8 @@ impl Source {
         shift: usize,
     ) -> u32 {
         let mut map: Vec<u32> = Vec::with_capacity(self.graph.nodes.len());
-        let column = |k: u32, cols: &mut Vec<Column>| {
-            let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
-            let at = match cols.iter().position(|x| x.same_start(&c)) {
+        let column = |c: Column, cols: &mut Vec<Column>| {
+            let at = match cols.iter().position(|x| x.same_start(&c) && x.len == c.len) {
                 Some(p) => p,
                 None => {
                     cols.push(c);
@@ -359,8 +374,16 @@ impl Source {
         for n in &self.graph.nodes {
             let new = match n.kind {
                 Kind::Column(k) => {
-                    let at = column(k, cols);
+                    let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
+                    let at = column(c, cols);
                     b.add(leaf(n.ty, Kind::Column(at)))
+                }
+                // An indexed read: of the whole column, at the row its operand gives.
+                Kind::At(k, i, p) => {
+                    let at = column(self.columns[k as usize].clone(), cols);
+                    params.push(self.params[p as usize]);
+                    let p = params.len() as u32 - 1;
+                    b.add(leaf(n.ty, Kind::At(at, map[i as usize], p)))
                 }
                 Kind::Random(r, sd, o) => {
                     // The element the first row reads moves with the slice.

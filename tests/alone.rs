@@ -239,7 +239,8 @@ fn results_let_go_of_their_indices_once_used() {
         let ys = if scatter {
             vals.scatter(&idx, &xs).unwrap()
         } else {
-            xs.gather(&idx).unwrap()
+            // (A gather is lazy and holds its indices; its stored copy does not.)
+            xs.gather(&idx).unwrap().copy().unwrap()
         };
         assert!(ys.to_vec().unwrap().iter().all(|&y| y == 1.5 || y == 2.5));
         d.synchronize().unwrap();

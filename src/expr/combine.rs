@@ -334,7 +334,7 @@ impl Combiner {
             return;
         }
         let k = self.types.len();
-        let leaf = |n: &Node| match n.kind {
+        let leaf = |n: &Node, _: &[Val]| match n.kind {
             Kind::Arg(j) if (j as usize) < k => a[j as usize],
             Kind::Arg(j) => b[j as usize - k],
             Kind::Param(p) => Val::from_compute_bits(n.ty, self.params[p as usize]),
@@ -373,7 +373,7 @@ impl Combiner {
             return;
         }
         let k = self.types.len();
-        eval_block(&self.nodes, len, lanes, |n, lane| {
+        eval_block(&self.nodes, len, lanes, |n, _, lane| {
             let bits = match n.kind {
                 Kind::Arg(j) if (j as usize) < k => {
                     return lane.push_strided(&a[j as usize], 0, 1, len);

@@ -26,6 +26,7 @@ pub(crate) fn print_nodes(
             Kind::Arg(_)
             | Kind::Param(_)
             | Kind::Column(_)
+            | Kind::At(..)
             | Kind::Index
             | Kind::Head(..)
             | Kind::Random(..) => leaf(n),

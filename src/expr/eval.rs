@@ -445,6 +445,7 @@ fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
         Kind::Arg(_)
         | Kind::Param(_)
         | Kind::Column(_)
+        | Kind::At(..)
         | Kind::Index
         | Kind::Head(..)
         | Kind::Random(..) => Val::U8(0),
@@ -458,6 +459,7 @@ fn reads(n: &Node) -> bool {
         Kind::Arg(_)
             | Kind::Param(_)
             | Kind::Column(_)
+            | Kind::At(..)
             | Kind::Index
             | Kind::Head(..)
             | Kind::Random(..)
@@ -465,18 +467,19 @@ fn reads(n: &Node) -> bool {
 }
 
 /// Evaluates `nodes` for one element and returns node `out`; `leaf` gives the value of every
-/// leaf node (`Arg`, `Param`, `Column`, `Index`, `Head`, `Random`); `vals` is scratch of the
-/// nodes' length.
+/// leaf node (`Arg`, `Param`, `Column`, `At`, `Index`, `Head`, `Random`) from the node and the
+/// values of the nodes before it (an `At` reads its row there); `vals` is scratch of the nodes'
+/// length.
 #[inline]
 pub(crate) fn eval(
     nodes: &[Node],
     out: u32,
     vals: &mut [Val],
-    mut leaf: impl FnMut(&Node) -> Val,
+    mut leaf: impl FnMut(&Node, &[Val]) -> Val,
 ) -> Val {
     for (i, n) in nodes.iter().enumerate() {
         vals[i] = if reads(n) {
-            leaf(n)
+            leaf(n, &vals[..i])
         } else {
             apply(nodes, n, |k| vals[k as usize])
         };
@@ -621,19 +624,20 @@ fn cast_from<A: Lane>(a: &Lanes, o: &mut Lanes, to: ScalarType) -> bool {
 /// Evaluates `nodes` for a block of `len` elements at once, node by node, into `lanes` (one
 /// per node, of its type: `Lanes::new`), each then holding that node's `len` values: the
 /// values `eval` gives element by element, with one typed loop a node instead of a walk of the
-/// graph an element. `leaf(n, lane)` appends leaf node `n`'s `len` values to its (empty) lane.
+/// graph an element. `leaf(n, done, lane)` appends leaf node `n`'s `len` values to its (empty)
+/// lane, `done` the lanes of the nodes before it (an `At` reads its rows there).
 pub(crate) fn eval_block(
     nodes: &[Node],
     len: usize,
     lanes: &mut [Lanes],
-    mut leaf: impl FnMut(&Node, &mut Lanes),
+    mut leaf: impl FnMut(&Node, &[Lanes], &mut Lanes),
 ) {
     for (i, n) in nodes.iter().enumerate() {
         let (done, rest) = lanes.split_at_mut(i);
         let lane = &mut rest[0];
         lane.clear();
         if reads(n) {
-            leaf(n, lane);
+            leaf(n, done, lane);
             continue;
         }
         let l = |k: u32| &done[k as usize];
@@ -780,13 +784,13 @@ mod tests {
                 _ => Val::U32((j % 70) as u32),
             };
             let mut lanes: Vec<Lanes> = nodes.iter().map(|n| Lanes::new(n.ty, len)).collect();
-            eval_block(&nodes, len, &mut lanes, |n, lane| {
+            eval_block(&nodes, len, &mut lanes, |n, _, lane| {
                 let Kind::Arg(k) = n.kind else { unreachable!() };
                 (0..len).for_each(|j| lane.push(arg(k, j)))
             });
             let mut vals = vec![Val::U8(0); nodes.len()];
             for j in 0..len {
-                eval(&nodes, 0, &mut vals, |n| {
+                eval(&nodes, 0, &mut vals, |n, _| {
                     let Kind::Arg(k) = n.kind else { unreachable!() };
                     arg(k, j)
                 });

@@ -69,6 +69,10 @@ pub(crate) enum Kind {
     Column(u32),
     /// Leaf of a source: the row number itself (a `u64`).
     Index,
+    /// Of a source: the element of its stored column `k` at the row that node `i` (a `u64`)
+    /// gives, in compute type; a row at or past `param n` (the column's rows) reads row
+    /// `n - 1` (views and lazy gathers, `source/view.rs`, check their rows before).
+    At(u32, u32, u32),
     /// Of a source (a `u8`): 1 where the element that node c (a `Column` leaf) reads at the
     /// row starts a run of equal elements (bitwise), else 0. The row starts a run where
     /// `row + param p == 0` (the first element of the sequence the flags were made for; a
@@ -113,9 +117,12 @@ pub(crate) fn passes(nodes: &[Node], id: u32) -> bool {
 /// `passes` of every node, in one pass over them (operands come before their nodes).
 pub(crate) fn pass_flags(nodes: &[Node]) -> Vec<bool> {
     through_selects(nodes, |n, f| match n.kind {
-        Kind::Arg(_) | Kind::Param(_) | Kind::Column(_) | Kind::Canon(_) | Kind::FromBits(_) => {
-            true
-        }
+        Kind::Arg(_)
+        | Kind::Param(_)
+        | Kind::Column(_)
+        | Kind::At(..)
+        | Kind::Canon(_)
+        | Kind::FromBits(_) => true,
         Kind::Cast(a) => n.ty.is_float() && nodes[a as usize].ty.compute() == n.ty && f[a as usize],
         _ => false,
     })
@@ -128,7 +135,12 @@ pub(crate) fn stored_exactly(nodes: &[Node], id: u32) -> bool {
     through_selects(&nodes[..=id as usize], |n, _| {
         matches!(
             n.kind,
-            Kind::Column(_) | Kind::Param(_) | Kind::Cast(_) | Kind::Head(..) | Kind::FromBits(_)
+            Kind::Column(_)
+                | Kind::At(..)
+                | Kind::Param(_)
+                | Kind::Cast(_)
+                | Kind::Head(..)
+                | Kind::FromBits(_)
         )
     })[id as usize]
 }
@@ -163,6 +175,7 @@ impl Node {
             | Kind::Bits(a)
             | Kind::FromBits(a)
             | Kind::Canon(a)
+            | Kind::At(_, a, _)
             | Kind::Head(a, _) => (Some(a), None, None),
             Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
             Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
@@ -180,6 +193,10 @@ impl Node {
     ) -> Node {
         let kind = match self.kind {
             Kind::Column(k) => Kind::Column(col(k)),
+            Kind::At(k, i, p) => {
+                let k = col(k);
+                Kind::At(k, i, par(p))
+            }
             Kind::Param(k) => Kind::Param(par(k)),
             Kind::Head(c, p) => Kind::Head(c, par(p)),
             Kind::Random(r, sd, o) => {
@@ -200,6 +217,7 @@ impl Node {
             Kind::FromBits(a) => Kind::FromBits(f(a)),
             Kind::Canon(a) => Kind::Canon(f(a)),
             Kind::Head(c, p) => Kind::Head(f(c), p),
+            Kind::At(k, i, p) => Kind::At(k, f(i), p),
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
             Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),
             Kind::Select(c, a, b) => Kind::Select(f(c), f(a), f(b)),

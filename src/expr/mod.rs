@@ -514,9 +514,7 @@ impl<T: Element> Expr<T> {
 
     /// The value of type `T` whose stored bits are the low bits of `bits` (as many as `T` has):
     /// the inverse of [`to_bits`](Expr::to_bits), so that `Expr::<f32>::from_bits(x.to_bits())`
-    /// is `x` bit for bit, NaN payloads included. (An `f16` or `bf16` NaN is stored with its
-    /// quiet bit set, as every stored NaN of those types is, so a signaling one read back is
-    /// quiet.)
+    /// is `x` bit for bit, NaN payloads included.
     ///
     /// # Examples
     ///

@@ -356,12 +356,13 @@ impl<T: Item> DeviceSeq<T> {
         let n = self.len() as u64;
         let heads = forced_heads(&flags.flags_u8()?)?.nonzero_indices::<u64>()?;
         let m = heads.len() as u64;
-        let next = heads
-            .gather(&DeviceSeq::<u64>::sequence(dev, heads.len())?.map(|j| (j + 1).min(m - 1))?)?;
+        let next = heads.gather_stored(
+            &DeviceSeq::<u64>::sequence(dev, heads.len())?.map(|j| (j + 1).min(m - 1))?,
+        )?;
         let ends = next.zip_map(&DeviceSeq::<u64>::sequence(dev, heads.len())?, |h, j| {
             Expr::select(j.eq(m - 1), n - 1, h - 1)
         })?;
-        self.gather(&ends)
+        self.gather_stored(&ends)
     }
 
     /// The segmented inclusive scan by `c` of the items whose segments' first items are
@@ -452,8 +453,8 @@ impl<T: Item> DeviceSeq<T> {
         let order = DeviceSeq::<u64>::sequence(self.device(), self.len())?;
         let (sorted, perm) = indices.sort_pairs(&order)?;
         let heads = sorted.head_flags()?.flags_u8()?;
-        let mut inputs = self.gather(&perm)?.with_flags(&heads);
-        inputs.extend_from_slice(base.gather(&sorted)?.sources());
+        let mut inputs = self.gather_stored(&perm)?.with_flags(&heads);
+        inputs.extend_from_slice(base.gather_stored(&sorted)?.sources());
         let t = c.head_transform(None);
         self.head_scan(&inputs, &t, &c, &ScanMode::Inclusive)?
             .segment_lasts(&heads)?

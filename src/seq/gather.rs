@@ -5,38 +5,10 @@ use crate::error::Result;
 use crate::item::{Index, Item};
 
 impl<T: Item> DeviceSeq<T> {
-    /// `out[i] = self[indices[i]]`; `out.len() == indices.len()`.
-    ///
-    /// Bounds-checked at (nearly) no cost, and without a round trip: on a GPU the call queues
-    /// the kernel and returns; the kernel notes a bad index in a word that the host reads when
-    /// the result is first used (a primitive reads it, `to_vec`, `copy`, ...). A result with a
-    /// bad index is never seen: every use of it is the error, and the inputs are intact. A
-    /// result dropped unused reports nothing, and `dev.synchronize()` does not report it (it
-    /// belongs to the result, not to the device, which threads may share).
-    ///
-    /// Cost: one read of the indices, one random read per index, one write of the output.
-    ///
-    /// # Errors
-    ///
-    /// `Error::IndexOutOfBounds { index, len }` for the index at the lowest position that is
-    /// not below `self.len()`, from this call or (on a GPU) from the first use of the result;
-    /// `Error::DeviceMismatch`; `Error::OutOfMemory`; `Error::Cuda`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use devseq::{Device, DeviceSeq, Error};
-    /// let dev = Device::auto()?;
-    /// let xs = DeviceSeq::from_slice(&dev, &[1.5f32, 2.5, 3.5])?;
-    /// let idx = DeviceSeq::from_slice(&dev, &[2u32, 0, 2])?;
-    /// assert_eq!(xs.gather(&idx)?.to_vec()?, [3.5, 1.5, 3.5]);
-    /// let bad = DeviceSeq::from_slice(&dev, &[0u64, 3])?;
-    /// // The error comes from the gather (host) or from the first use of its result (GPU).
-    /// let got = xs.gather(&bad).and_then(|ys| ys.to_vec());
-    /// assert!(matches!(got, Err(Error::IndexOutOfBounds { index: 3, len: 3 })));
-    /// # Ok::<(), devseq::Error>(())
-    /// ```
-    pub fn gather<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
+    /// `gather` stored at once, checked without waiting: on a GPU the kernel notes a bad
+    /// index in a word that the result's first use reads (for devseq's own steps, whose
+    /// indices are valid by construction and whose gathers are read more than once).
+    pub(crate) fn gather_stored<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
         self.same_device(indices)?;
         let b = self.device().backend();
         let cols = self

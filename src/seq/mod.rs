@@ -17,6 +17,7 @@ mod scan;
 mod search;
 mod segment;
 mod sort;
+mod view;
 mod write;
 mod zip;
 

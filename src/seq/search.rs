@@ -46,7 +46,7 @@ fn sampled_threshold(key: &DeviceSeq<u64>, k: usize) -> Result<u64> {
     let n = key.len() as u64;
     let step = n / SAMPLE as u64;
     let at = DeviceSeq::<u64>::sequence(key.device(), SAMPLE)?.map(move |j| j * step + step / 2)?;
-    let sample = key.gather(&at)?.sort()?;
+    let sample = key.gather_stored(&at)?.sort()?;
     let expect = k as f64 * SAMPLE as f64 / n as f64;
     let rank = ((expect + 4.0 * expect.sqrt()).ceil() as usize + 4).min(SAMPLE);
     Ok(sample.slice(SAMPLE - rank..SAMPLE - rank + 1).to_vec()?[0])
@@ -303,7 +303,7 @@ impl<T: Element> DeviceSeq<T> {
     /// largest of the sequence), descending, ties by position, with their positions.
     fn top_of<I: Index>(&self, at: &DeviceSeq<I>, k: usize) -> Result<(Self, DeviceSeq<I>)> {
         let dev = self.device();
-        let vals = self.gather(at)?;
+        let vals = self.gather_stored(at)?;
         let b = dev.backend();
         let (sk, sp) = b.sort(
             vals.source(),

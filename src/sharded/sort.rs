@@ -84,7 +84,7 @@ fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<
             .map(|i| ((2 * i + 1) * n as u128 / (2 * m as u128)) as u64)
             .collect();
         let at = DeviceSeq::from_slice(&devs[s], &pos)?;
-        let keys = sorted[s].gather(&at)?.to_vec()?;
+        let keys = sorted[s].gather_stored(&at)?.to_vec()?;
         Ok(keys
             .into_iter()
             .zip(pos)

@@ -786,14 +786,18 @@ fn check_gather<X: T, I: Index + T>(
 ) {
     let what = format!("gather {what} at {}", ix.name);
     let (im, iv) = materialize(ix, &what);
-    let want = run(sm.gather(&im), &what);
-    vs(
-        src.seq.gather(&ix.seq),
+    // A gather is lazy: stored by `copy`, and read lazily by the others' consumer (to_vec).
+    let g = |s: &DeviceSeq<X>, i: &DeviceSeq<I>| s.gather(i).and_then(|g| g.copy());
+    let want = run(g(sm, &im), &what);
+    vs(g(&src.seq, &ix.seq), &want, &format!("{what}: lazy, lazy"));
+    vs(g(&src.seq, &im), &want, &format!("{what}: lazy, copy"));
+    vs(g(sm, &ix.seq), &want, &format!("{what}: copy, lazy"));
+    let lazy = sm.gather(&im).unwrap();
+    same_bits(
+        &lazy.to_vec().unwrap(),
         &want,
-        &format!("{what}: lazy, lazy"),
+        &format!("{what}: read lazily"),
     );
-    vs(src.seq.gather(&im), &want, &format!("{what}: lazy, copy"));
-    vs(sm.gather(&ix.seq), &want, &format!("{what}: copy, lazy"));
     let oracle: Vec<X> = iv.iter().map(|i| sv[i.to_bits() as usize]).collect();
     same_bits(&want, &oracle, &what);
 }
@@ -1465,7 +1469,8 @@ fn stored_or_lazy() {
             stored(l.segmented_exclusive_scan(&flags, 1, Op::Mul), "seg excl");
             stored(l.segmented_reduce(&flags, Op::Min), "segmented_reduce");
             stored(l.compact(&flags), "compact");
-            stored(l.gather(&idx), "gather");
+            let g = l.gather(&idx).unwrap();
+            assert!(!g.is_stored() || g.is_empty(), "{what}: gather is lazy");
             stored(l.scatter(&idx, &base), "scatter");
             stored(l.scatter_combine(&idx, &base, Op::Add), "scatter_combine");
             stored(l.sort(), "sort");

@@ -83,7 +83,12 @@ fn results_past_what_memory_holds() {
     };
     typed(xs.inclusive_scan(devseq::Op::Add).map(drop), "scan");
     typed(xs.sort().map(drop), "sort");
-    typed(xs.gather(&xs).map(drop), "gather");
+    // A gather is lazy (no memory of its own); stored, it needs n elements' worth.
+    let picks = DeviceSeq::filled(&d, 3u64, n).unwrap();
+    typed(
+        xs.gather(&picks).and_then(|g| g.copy()).map(drop),
+        "gather, stored",
+    );
     typed(xs.merge(&xs).map(drop), "merge");
     assert_eq!(
         xs.slice(n - 2..).to_vec().unwrap(),

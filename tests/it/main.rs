@@ -36,4 +36,5 @@ mod segment;
 mod sharded;
 mod sort;
 mod threads;
+mod views;
 mod writes;

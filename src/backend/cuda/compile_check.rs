@@ -75,6 +75,18 @@ fn lazy() -> Vec<SourceKey> {
         &Source::constant(ScalarType::F64, 0, 10),
         2,
     ));
+    // Views: a gather by stored indices, a reversed map (read at other rows), a shift, a
+    // concatenation of a column and a gathered map, a stride of an f16 column.
+    let idx = col(ScalarType::U32);
+    let g = col(ScalarType::F32).gathered(&idx);
+    v.push(SourceKey::assuming(&g, 4));
+    v.push(SourceKey::assuming(&all.reversed(), 2));
+    v.push(SourceKey::assuming(
+        &col(ScalarType::I64).shifted_by(-3, 7),
+        2,
+    ));
+    v.push(SourceKey::assuming(&col(ScalarType::F32).concat(&g), 4));
+    v.push(SourceKey::assuming(&col(ScalarType::F16).strided(3), 8));
     let h = trace(&[ScalarType::F16], |a, id| {
         Expr::<half::f16>::from_node(id, a[0]) * half::f16::from_f32(3.0)
     })

@@ -72,9 +72,14 @@ fn shifted(src: &Source, vec: u32) -> Vec<Shift> {
     if src.as_column().is_some() {
         return out;
     }
+    let by_row = read_by_row(&src.graph, src.columns.len());
     for (k, c) in src.columns.iter().enumerate() {
+        if !by_row[k] {
+            continue;
+        }
         let base = src.columns[..k].iter().enumerate().find(|&(j, b)| {
-            !out.iter().any(|s| s.col == j as u32)
+            by_row[j]
+                && !out.iter().any(|s| s.col == j as u32)
                 && b.ty == c.ty
                 && Arc::ptr_eq(&b.store, &c.store)
                 && c.off > b.off
@@ -133,6 +138,23 @@ impl SourceKey {
             shifted: shifted(src, avec),
         }
     }
+}
+
+/// For each of a graph's `cols` columns, whether it is read at the row (a `Column` leaf), as
+/// kernels' tile loads read; the others are read by index only (`At`).
+fn read_by_row(g: &Graph, cols: usize) -> Vec<bool> {
+    let mut by_row = vec![false; cols];
+    for n in &g.nodes {
+        if let Kind::Column(k) = n.kind {
+            by_row[k as usize] = true;
+        }
+    }
+    by_row
+}
+
+/// Whether a graph reads a column by index (a lazy gather or view).
+fn gathers(g: &Graph) -> bool {
+    g.nodes.iter().any(|n| matches!(n.kind, Kind::At(..)))
 }
 
 /// The most argument words a source may take (columns and constants together).
@@ -233,7 +255,7 @@ fn one_column(g: &Graph, ty: ScalarType) -> bool {
         _ => false,
     });
     match first {
-        Some((i, c)) => cols.all(|(j, _)| j == i) && !heads && c.size() == ty.size(),
+        Some((i, c)) => cols.all(|(j, _)| j == i) && !heads && !gathers(g) && c.size() == ty.size(),
         None => false,
     }
 }
@@ -274,13 +296,22 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let g = &*shape.graph;
     let mut cols: Vec<ScalarType> = Vec::new();
     for n in &g.nodes {
-        if let Kind::Column(i) = n.kind {
+        if let Kind::Column(i) | Kind::At(i, ..) = n.kind {
             if cols.len() <= i as usize {
                 cols.resize(i as usize + 1, n.ty);
             }
             cols[i as usize] = n.ty;
         }
     }
+    // The columns read at the row (loaded by `at` and `vec` and passed to `f`); the others
+    // are read by index inside `f`.
+    let by_row = read_by_row(g, cols.len());
+    let row_cols: Vec<(usize, ScalarType)> = cols
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(i, _)| by_row[i])
+        .collect();
     // Head-flag nodes: (their column node, its column, their first-row parameter).
     let heads: Vec<(u32, u32, u32)> = g
         .nodes
@@ -309,7 +340,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         .nodes
         .iter()
         .flat_map(|n| match n.kind {
-            Kind::Param(k) | Kind::Head(_, k) => vec![k as usize + 1],
+            Kind::Param(k) | Kind::Head(_, k) | Kind::At(_, _, k) => vec![k as usize + 1],
             Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
             _ => vec![],
         })
@@ -345,9 +376,8 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             format!("p{i}")
         }
     };
-    let mut args: Vec<String> = cols
+    let mut args: Vec<String> = row_cols
         .iter()
-        .enumerate()
         .map(|(i, ty)| format!("const {} a{i}", ty.cuda_name()))
         .collect();
     for (h, &(_, c, _)) in heads.iter().enumerate() {
@@ -364,6 +394,11 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.cuda_name()),
         Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
         Kind::Index => "row".into(),
+        Kind::At(c, i, p) => format!(
+            "ds::to_c<{}>(c{c}[ds::clamp_row(v{i}, {})])",
+            n.ty.cuda_name(),
+            param(p)
+        ),
         Kind::Head(c, p) => {
             let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
             let col = heads.get(h).map_or(0, |x| x.1);
@@ -378,13 +413,13 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         }
         _ => "0".into(),
     });
-    // A computed result leaves as its type's one NaN where it is NaN (as on the host).
-    let out = if g.out_is_computed() {
-        format!("ds::canon({out})")
+    // A computed result leaves as its type's one NaN where it is NaN (as on the host); a
+    // value passed through, as the element it was read from.
+    if g.out_is_computed() {
+        let _ = writeln!(s, "    return ds::from_c<T>(ds::canon({out}));\n  }}");
     } else {
-        out
-    };
-    let _ = writeln!(s, "    return ds::from_c<T>({out});\n  }}");
+        let _ = writeln!(s, "    return ds::store_passed<T>({out});\n  }}");
+    }
     // Column c's element before row i, where a head reads it (any head's: a head whose own
     // first row i is flags 1 whatever it reads).
     let has_before = |c: u32| {
@@ -396,7 +431,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         format!("({})", firsts.join(" || "))
     };
     // at: what the leaves read at i.
-    let mut at: Vec<String> = (0..cols.len()).map(|i| format!("c{i}[i]")).collect();
+    let mut at: Vec<String> = row_cols.iter().map(|(i, _)| format!("c{i}[i]")).collect();
     for &(_, c, _) in &heads {
         at.push(format!("({} ? c{c}[i - 1] : c{c}[i])", has_before(c)));
     }
@@ -434,8 +469,9 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             param(o)
         );
     }
-    let vals: Vec<String> = (0..cols.len())
-        .map(|i| format!("a{i}[j]"))
+    let vals: Vec<String> = row_cols
+        .iter()
+        .map(|(i, _)| format!("a{i}[j]"))
         .chain((0..heads.len()).map(|h| format!("h{h}[j]")))
         .chain((0..randoms.len()).map(|q| format!("r{q}[j]")))
         .chain(["i + j".to_string()])
@@ -450,7 +486,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         "  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {{"
     );
     let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
-    for (i, ty) in cols.iter().enumerate() {
+    for &(i, ty) in &row_cols {
         let x = ty.cuda_name();
         match key.shifted.iter().find(|h| h.col == i as u32) {
             Some(&Shift { base, d, .. }) => {
@@ -486,7 +522,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // A source of one column can be computed from that column's elements, read by the caller
     // (compaction computes flags from the values it staged): `vec_from` takes them and the
     // column's element before row i (`before(i)`, read where PREV).
-    if cols.len() == 1 {
+    if cols.len() == 1 && !gathers(g) {
         let x = cols[0].cuda_name();
         let _ = writeln!(s, "  static constexpr bool PREV = {};", !heads.is_empty());
         if !heads.is_empty() {
@@ -550,6 +586,23 @@ mod tests {
         let other = Source::column(Column::new(ScalarType::U32, Arc::new(NoMemory), 10));
         let apart = Source::map(&[&col.slice(0, 8), &other.slice(1, 8)], &t, 8);
         assert!(SourceKey::assuming(&apart, 4).shifted.is_empty());
+    }
+
+    #[test]
+    fn gathers_read_by_index_inside_the_element_function() {
+        let vals = Source::column(Column::new(ScalarType::F32, Arc::new(NoMemory), 10));
+        let idx = Source::column(Column::new(ScalarType::U32, Arc::new(NoMemory), 6));
+        let g = vals.gathered(&idx);
+        let key = SourceKey::assuming(&g, 4);
+        let s = cpp_struct(&key, 0);
+        println!("{s}");
+        // The indices are loaded by row; the values read at them, clamped to their 10 rows.
+        assert!(s.contains("const u32 a0, const u64 row"), "{s}");
+        assert!(!s.contains("a1"), "{s}");
+        assert!(s.contains("c1[ds::clamp_row("), "{s}");
+        assert!(!s.contains("vec_from"), "{s}");
+        assert_eq!(g.params, [10]);
+        assert!(!one_column(&g.graph, ScalarType::F32));
     }
 
     #[test]

@@ -271,8 +271,8 @@ impl<'a, T: Element> HostSrc<'a, T> {
         let computed = self.computed;
         for from in range.clone().step_by(BLOCK) {
             let rows = from..range.end.min(from + BLOCK);
-            eval_block(&g.nodes, rows.len(), &mut lanes, |n, lane| {
-                self.leaves(n, rows.clone(), lane)
+            eval_block(&g.nodes, rows.len(), &mut lanes, |n, done, lane| {
+                self.leaves(n, rows.clone(), done, lane)
             });
             let o = &lanes[g.out as usize];
             by_lane!(o, each_in_lane(o, |v| out.push(stored::<T>(v, computed))));
@@ -281,11 +281,16 @@ impl<'a, T: Element> HostSrc<'a, T> {
     }
 
     /// The values of leaf node `n` at `rows`, appended to `lane` (of the node's type): in a
-    /// typed loop for constants, row numbers and columns stored in their compute type.
-    fn leaves(&self, n: &Node, rows: std::ops::Range<usize>, lane: &mut Lanes) {
+    /// typed loop for constants, row numbers and columns stored in their compute type; an
+    /// `At` at the rows in its operand's lane (of `done`, the lanes before it).
+    fn leaves(&self, n: &Node, rows: std::ops::Range<usize>, done: &[Lanes], lane: &mut Lanes) {
         match (n.kind, &mut *lane) {
+            (Kind::At(k, i, p), lane) => {
+                let at = &done[i as usize];
+                (0..rows.len()).for_each(|j| lane.push(self.at(k, at.get(j).bits(), p)))
+            }
             (Kind::Param(_), lane) => {
-                let v = self.leaf(n, rows.start);
+                let v = self.leaf(n, rows.start, &[]);
                 by_lane!(lane, fill_lane(lane, v, rows.len()))
             }
             (Kind::Index, Lanes::U64(l)) => l.extend(rows.map(|r| r as u64)),
@@ -296,14 +301,28 @@ impl<'a, T: Element> HostSrc<'a, T> {
                 let s = n.ty.size();
                 by_lane!(lane, extend_le(lane, &bytes[rows.start * s..rows.end * s]))
             }
-            (_, lane) => rows.for_each(|r| lane.push(self.leaf(n, r))),
+            (_, lane) => rows.for_each(|r| lane.push(self.leaf(n, r, &[]))),
         }
     }
 
-    /// The value of leaf node `n` (of the source's graph) at `row`.
-    fn leaf(&self, n: &Node, row: usize) -> Val {
+    /// Element `row` of column `k`, a row at or past `param p` reading row `p - 1`
+    /// (`Kind::At`).
+    fn at(&self, k: u32, row: u64, p: u32) -> Val {
+        let (ty, bytes, _) = self.cols[k as usize];
+        let n = self.src.params[p as usize];
+        let row = row.min(n.saturating_sub(1)) as usize;
+        let size = ty.size();
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(&bytes[row * size..(row + 1) * size]);
+        Val::load(ty, u64::from_le_bytes(b))
+    }
+
+    /// The value of leaf node `n` (of the source's graph) at `row`, `vals` the values of the
+    /// nodes before it (an `At` reads its row there).
+    fn leaf(&self, n: &Node, row: usize, vals: &[Val]) -> Val {
         let (src, cols) = (self.src, &self.cols);
         match n.kind {
+            Kind::At(k, i, p) => self.at(k, vals[i as usize].bits(), p),
             Kind::Column(k) => {
                 let (ty, bytes, _) = cols[k as usize];
                 let size = ty.size();
@@ -383,7 +402,9 @@ impl<T: Element> Eval<'_, '_, T> {
         }
         let s = self.s;
         let g = &s.src.graph;
-        let v = eval(&g.nodes, g.out, &mut self.vals, |n| s.leaf(n, row));
+        let v = eval(&g.nodes, g.out, &mut self.vals, |n, vals| {
+            s.leaf(n, row, vals)
+        });
         stored(v, s.computed)
     }
 }
@@ -392,8 +413,12 @@ impl<T: Element> Eval<'_, '_, T> {
 /// on the GPU.
 #[inline(always)]
 fn stored<T: Element>(v: Val, computed: bool) -> T {
-    let v = if computed { canonical(v) } else { v };
-    <T as Element>::from_bits(v.store(T::TYPE))
+    if computed {
+        <T as Element>::from_bits(canonical(v).store(T::TYPE))
+    } else {
+        // Passed through: as the element it was read from (`ds::store_passed`).
+        <T as Element>::from_bits(T::TYPE.bits_from_compute(v.bits()))
+    }
 }
 
 /// The host CPU (rayon's global pool).
