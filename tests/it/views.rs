@@ -315,34 +315,3 @@ fn views_of_tuples_heads_and_random() {
         Err(Error::IndexOutOfBounds { index: 5, len: 0 })
     ));
 }
-
-#[test]
-fn a_gather_read_by_a_reduction_stores_nothing_of_its_length() {
-    let d = dev();
-    let n = 1 << 20;
-    let xs = DeviceSeq::<f32>::sequence(&d, n).unwrap().copy().unwrap();
-    let idx = DeviceSeq::<u32>::sequence(&d, n)
-        .unwrap()
-        .map(|i| (i * 7919) % (1 << 20))
-        .unwrap()
-        .copy()
-        .unwrap();
-    let want = xs
-        .gather(&idx)
-        .unwrap()
-        .copy()
-        .unwrap()
-        .reduce(Op::Add)
-        .unwrap();
-    d.synchronize().unwrap();
-    d.reset_peak_memory();
-    let before = d.peak_memory_in_use();
-    let got = xs.gather(&idx).unwrap().reduce(Op::Add).unwrap();
-    assert_eq!(got.to_bits(), want.to_bits());
-    assert!(
-        d.peak_memory_in_use() < before + n,
-        "{} then {}",
-        before,
-        d.peak_memory_in_use()
-    );
-}
