@@ -126,6 +126,14 @@ fn leaf(ty: ScalarType, kind: Kind) -> Node {
     Node { ty, kind }
 }
 
+/// The rows at which `Source::import` reads a source: its own, `s` rows further on, or those
+/// that a `u64` node of the importing graph gives (a view's).
+#[derive(Clone, Copy)]
+enum Row {
+    Shifted(usize),
+    At(u32),
+}
+
 impl Source {
     fn from_parts(b: Builder, out: u32, cols: Vec<Column>, params: Vec<u64>, len: usize) -> Self {
         let g = b.finish(out);
@@ -350,16 +358,22 @@ impl Source {
         }
     }
 
-    /// Copies this source's nodes into `b` (its leaves appended to `cols` and `params`,
-    /// `Index` read `shift` rows further on) and returns its value's node, rounded where a
-    /// stored sequence of its type would be.
+    /// Copies this source's nodes into `b` (its leaves appended to `cols` and `params`, read
+    /// at the rows `row` says) and returns its value's node, rounded where a stored sequence
+    /// of its type would be.
     fn import(
         &self,
         b: &mut Builder,
         cols: &mut Vec<Column>,
         params: &mut Vec<u64>,
-        shift: usize,
+        row: Row,
     ) -> u32 {
+        // Head flags and random leaves move with a slice; a source read at computed rows has
+        // none (`readable_at_rows`).
+        let shift = match row {
+            Row::Shifted(s) => s,
+            Row::At(_) => 0,
+        };
         let mut map: Vec<u32> = Vec::with_capacity(self.graph.nodes.len());
         let column = |c: Column, cols: &mut Vec<Column>| {
             let at = match cols.iter().position(|x| x.same_start(&c) && x.len == c.len) {
@@ -373,11 +387,20 @@ impl Source {
         };
         for n in &self.graph.nodes {
             let new = match n.kind {
-                Kind::Column(k) => {
-                    let c = self.columns[k as usize].rows(shift, self.len.saturating_sub(shift));
-                    let at = column(c, cols);
-                    b.add(leaf(n.ty, Kind::Column(at)))
-                }
+                Kind::Column(k) => match row {
+                    Row::Shifted(s) => {
+                        let c = self.columns[k as usize].rows(s, self.len.saturating_sub(s));
+                        let at = column(c, cols);
+                        b.add(leaf(n.ty, Kind::Column(at)))
+                    }
+                    // Read by index: the whole column, clamped to this source's rows.
+                    Row::At(r) => {
+                        let at = column(self.columns[k as usize].clone(), cols);
+                        params.push(self.len as u64);
+                        let p = params.len() as u32 - 1;
+                        b.add(leaf(n.ty, Kind::At(at, r, p)))
+                    }
+                },
                 // An indexed read: of the whole column, at the row its operand gives.
                 Kind::At(k, i, p) => {
                     let at = column(self.columns[k as usize].clone(), cols);
@@ -402,12 +425,16 @@ impl Source {
                     params.push(self.params[k as usize]);
                     b.add(leaf(n.ty, Kind::Param(params.len() as u32 - 1)))
                 }
-                Kind::Index if shift > 0 => {
-                    let i = b.add(*n);
-                    params.push(shift as u64);
-                    let s = b.add(leaf(ScalarType::U64, Kind::Param(params.len() as u32 - 1)));
-                    b.add(leaf(ScalarType::U64, Kind::Binary(Bin::Add, i, s)))
-                }
+                Kind::Index => match row {
+                    Row::At(r) => r,
+                    Row::Shifted(0) => b.add(*n),
+                    Row::Shifted(s) => {
+                        let i = b.add(*n);
+                        params.push(s as u64);
+                        let s = b.add(leaf(ScalarType::U64, Kind::Param(params.len() as u32 - 1)));
+                        b.add(leaf(ScalarType::U64, Kind::Binary(Bin::Add, i, s)))
+                    }
+                },
                 _ => b.add(n.remap(|o| map[o as usize])),
             };
             map.push(new);
@@ -428,7 +455,7 @@ impl Source {
             return self.clone();
         }
         let (mut b, mut cols, mut params) = (Builder::default(), Vec::new(), Vec::new());
-        let out = self.import(&mut b, &mut cols, &mut params, start);
+        let out = self.import(&mut b, &mut cols, &mut params, Row::Shifted(start));
         Self::from_parts(b, out, cols, params, len)
     }
 
@@ -443,7 +470,7 @@ impl Source {
         let (mut b, mut cols, mut params) = (Builder::default(), Vec::new(), Vec::new());
         let args: Vec<u32> = inputs
             .iter()
-            .map(|s| s.import(&mut b, &mut cols, &mut params, 0))
+            .map(|s| s.import(&mut b, &mut cols, &mut params, Row::Shifted(0)))
             .collect();
         let mut map: Vec<u32> = Vec::with_capacity(t.nodes.len());
         for n in &t.nodes {

@@ -4,8 +4,8 @@
 //! read by `Kind::At` (an indexed read, clamped inside the column), so a view is one lazy
 //! source that fuses into whatever reads it, as a `map` does.
 
-use super::{Builder, Column, Source, leaf};
-use crate::expr::graph::{Bin, Cmp, Kind, stored_exactly};
+use super::{Builder, Column, Row, Source, leaf};
+use crate::expr::graph::{Bin, Cmp, Kind};
 use crate::item::ScalarType;
 
 /// A graph being built from parts of sources: the builder, and the columns and constants its
@@ -39,54 +39,11 @@ impl Parts {
         self.node(ScalarType::U64, Kind::Binary(op, a, k))
     }
 
-    /// The column `c` for indexed reads: an entry of its own (the same column read by rows
-    /// elsewhere in the graph keeps its own entry and length).
-    fn gathered_column(&mut self, c: &Column) -> u32 {
-        let at = self
-            .cols
-            .iter()
-            .position(|x| x.same_start(c) && x.len == c.len)
-            .unwrap_or_else(|| {
-                self.cols.push(c.clone());
-                self.cols.len() - 1
-            });
-        at as u32
-    }
-
     /// `src`'s value at row `row` (a `u64` node; a row past `src`'s end reads its last
     /// element: callers check the rows they let users see), rounded where a stored sequence of
     /// its type would be. `src` is `readable_at_rows`.
     fn read(&mut self, src: &Source, row: u32) -> u32 {
-        let mut map: Vec<u32> = Vec::with_capacity(src.graph.nodes.len());
-        for n in &src.graph.nodes {
-            let new = match n.kind {
-                Kind::Column(k) => {
-                    let at = self.gathered_column(&src.columns[k as usize]);
-                    self.params.push(src.len as u64);
-                    let p = self.params.len() as u32 - 1;
-                    self.node(n.ty, Kind::At(at, row, p))
-                }
-                Kind::At(k, i, p) => {
-                    let at = self.gathered_column(&src.columns[k as usize]);
-                    self.params.push(src.params[p as usize]);
-                    let p = self.params.len() as u32 - 1;
-                    self.node(n.ty, Kind::At(at, map[i as usize], p))
-                }
-                Kind::Index => row,
-                Kind::Param(k) => self.constant(n.ty, src.params[k as usize]),
-                _ => self.b.add(n.remap(|o| map[o as usize])),
-            };
-            map.push(new);
-        }
-        let out = map[src.graph.out as usize];
-        let ty = src.ty();
-        if matches!(ty, ScalarType::F16 | ScalarType::BF16)
-            && !stored_exactly(&src.graph.nodes, src.graph.out)
-        {
-            self.node(ty, Kind::Cast(out))
-        } else {
-            out
-        }
+        src.import(&mut self.b, &mut self.cols, &mut self.params, Row::At(row))
     }
 
     fn finish(self, out: u32, len: usize) -> Source {
@@ -186,7 +143,12 @@ impl Source {
 impl Parts {
     /// The rows a source of unsigned integers gives, as a `u64` node.
     fn import_rows(&mut self, rows: &Source) -> u32 {
-        let r = rows.import(&mut self.b, &mut self.cols, &mut self.params, 0);
+        let r = rows.import(
+            &mut self.b,
+            &mut self.cols,
+            &mut self.params,
+            Row::Shifted(0),
+        );
         if rows.ty() == ScalarType::U64 {
             r
         } else {
