@@ -24,6 +24,17 @@ pub(super) fn within(range: &impl RangeBounds<usize>, len: usize) -> Option<(usi
 }
 
 impl<T: Item> DeviceSeq<T> {
+    /// `Err(IndexOutOfBounds)` where `i >= len()`.
+    fn check_index(&self, i: usize) -> Result<()> {
+        if i < self.len() {
+            return Ok(());
+        }
+        Err(Error::IndexOutOfBounds {
+            index: i as u64,
+            len: self.len(),
+        })
+    }
+
     /// Element `i` (of a lazy sequence, only that element is computed).
     ///
     /// Cost: a copy of one item to the host; waits for it.
@@ -43,12 +54,7 @@ impl<T: Item> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn get(&self, i: usize) -> Result<T> {
-        if i >= self.len() {
-            return Err(Error::IndexOutOfBounds {
-                index: i as u64,
-                len: self.len(),
-            });
-        }
+        self.check_index(i)?;
         let one = self.slice(i..i + 1).to_vec()?;
         Ok(one[0])
     }
@@ -122,12 +128,7 @@ impl<T: Item> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn set(&mut self, i: usize, v: T) -> Result<()> {
-        if i >= self.len() {
-            return Err(Error::IndexOutOfBounds {
-                index: i as u64,
-                len: self.len(),
-            });
-        }
+        self.check_index(i)?;
         self.write_at(i, &DeviceSeq::from_slice(self.device(), &[v])?)
     }
 
