@@ -16,6 +16,7 @@ mod runs;
 mod scan;
 mod search;
 mod segment;
+mod sets;
 mod sort;
 mod view;
 mod write;

@@ -1,10 +1,11 @@
-//! Runs of equal consecutive elements: `dedup`, `run_lengths`, `reduce_by_key`. Built on the
+//! Runs of equal consecutive elements: `dedup`, `run_lengths`, `reduce_by_key`, and
+//! `group_by_key` (the runs of the sorted keys). Built on the
 //! head flags, which are lazy for a stored sequence: the compaction and the segmented reduction
 //! that read them compare neighbours in their own pass.
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::Element;
+use crate::item::{Element, Item};
 use crate::op::Op;
 
 impl<T: Element> DeviceSeq<T> {
@@ -102,5 +103,69 @@ impl<T: Element> DeviceSeq<T> {
             Self::stored(self.device(), keys),
             DeviceSeq::stored(values.device(), sums),
         ))
+    }
+
+    /// Every distinct key once, ascending (as [`sort`](Self::sort) orders; equal means bitwise,
+    /// as for `dedup`), with the `op`-combination of its values in their order of position: a
+    /// group-by, [`sort_pairs`](Self::sort_pairs) then [`reduce_by_key`](Self::reduce_by_key).
+    /// The values of a key are combined in their order, so float results are the same on
+    /// every run.
+    ///
+    /// Cost: the stable sort of the values by the keys, then the one fused pass of
+    /// `reduce_by_key`; waits for the number of keys.
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce_by_key`](Self::reduce_by_key).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Op};
+    /// let dev = Device::auto()?;
+    /// let keys = DeviceSeq::from_slice(&dev, &[2u32, 1, 2, 7, 1])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+    /// let (k, v) = keys.group_by_key(&vals, Op::Add)?;
+    /// assert_eq!(k.to_vec()?, [1, 2, 7]);
+    /// assert_eq!(v.to_vec()?, [7.0, 4.0, 4.0]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn group_by_key<V: Element>(
+        &self,
+        values: &DeviceSeq<V>,
+        op: Op,
+    ) -> Result<(Self, DeviceSeq<V>)> {
+        op.check::<V>()?;
+        let (keys, values) = self.sort_pairs(values)?;
+        keys.reduce_by_key(&values, op)
+    }
+
+    /// [`group_by_key`](Self::group_by_key) with a traced operator over values of any item
+    /// type (as [`reduce_by_key_with`](Self::reduce_by_key_with)).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce_by_key_with`](Self::reduce_by_key_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let keys = DeviceSeq::from_slice(&dev, &[5i16, -2, 5])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[(1.0f32, 1u32), (3.0, 1), (5.0, 1)])?;
+    /// let (k, v) = keys.group_by_key_with(&vals, |(s, n), (t, m)| (s + t, n + m))?;
+    /// assert_eq!(k.to_vec()?, [-2, 5]);
+    /// assert_eq!(v.to_vec()?, [(3.0, 1), (6.0, 2)]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn group_by_key_with<V: Item>(
+        &self,
+        values: &DeviceSeq<V>,
+        f: impl Fn(V::Exprs, V::Exprs) -> V::Exprs,
+    ) -> Result<(Self, DeviceSeq<V>)> {
+        crate::expr::combine::Combiner::trace::<V>(&f)?;
+        let (keys, values) = self.sort_pairs(values)?;
+        keys.reduce_by_key_with(&values, f)
     }
 }

@@ -84,11 +84,47 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sort_pairs<V: Item>(&self, values: &DeviceSeq<V>) -> Result<(Self, DeviceSeq<V>)> {
+        self.sort_pairs_in(values, false)
+    }
+
+    /// The stable descending sort of `values` by these keys (the order of
+    /// [`sort_descending`](Self::sort_descending); equal keys keep their values' order).
+    ///
+    /// Cost: as [`sort_pairs`](Self::sort_pairs).
+    ///
+    /// # Errors
+    ///
+    /// As [`sort_pairs`](Self::sort_pairs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let keys = DeviceSeq::from_slice(&dev, &[3i8, -1, 3, 0])?;
+    /// let vals = DeviceSeq::from_slice(&dev, &[b'a', b'b', b'c', b'd'])?;
+    /// let (k, v) = keys.sort_pairs_descending(&vals)?;
+    /// assert_eq!(k.to_vec()?, [3, 3, 0, -1]);
+    /// assert_eq!(v.to_vec()?, [b'a', b'c', b'd', b'b']);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sort_pairs_descending<V: Item>(
+        &self,
+        values: &DeviceSeq<V>,
+    ) -> Result<(Self, DeviceSeq<V>)> {
+        self.sort_pairs_in(values, true)
+    }
+
+    fn sort_pairs_in<V: Item>(
+        &self,
+        values: &DeviceSeq<V>,
+        descending: bool,
+    ) -> Result<(Self, DeviceSeq<V>)> {
         self.same_device(values)?;
         length(self.len(), values.len())?;
         let (b, dev, n) = (self.device().backend(), self.device(), self.len());
         if let [v] = values.sources() {
-            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }), false)?;
+            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }), descending)?;
             let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
             return Ok((
                 Self::stored(dev, k),
@@ -99,7 +135,11 @@ impl<T: Element> DeviceSeq<T> {
         let wide = n as u64 > u32::MAX as u64;
         let pos = if wide { u64::TYPE } else { u32::TYPE };
         let order = crate::source::Source::sequence(pos, n);
-        let (k, perm) = b.sort(self.source(), Some(SortValues { values: &order }), false)?;
+        let (k, perm) = b.sort(
+            self.source(),
+            Some(SortValues { values: &order }),
+            descending,
+        )?;
         let perm = crate::source::Source::column(
             perm.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?,
         );

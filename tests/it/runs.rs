@@ -1,6 +1,6 @@
 //! Runs of equal consecutive elements: `head_flags` (lazy for stored sequences, with slices of
-//! both the flags and the sequence), `dedup`, `run_lengths`, `reduce_by_key`, against plain
-//! loops over the bits.
+//! both the flags and the sequence), `dedup`, `run_lengths`, `reduce_by_key`, `group_by_key`,
+//! against plain loops over the bits.
 
 use crate::common::*;
 use crate::for_types;
@@ -278,3 +278,60 @@ crate::for_each_type!(
     own_flags_large_blocks,
     [u8, i16, u32, f32, i64, f64]
 );
+
+/// `group_by_key` (and `_with`, values of a tuple) against a stable sort of (key, position)
+/// and a fold of each run of equal bits, in position order.
+fn group_by<X: T>() {
+    let mut r = Rng::new(&format!("group_by {}", std::any::type_name::<X>()));
+    for &n in small_sizes().iter().chain(&[big(300_001)]) {
+        let mut keys: Vec<X> = runs_of(&mut r, n);
+        // Scattered: equal keys far apart as well as next to each other.
+        for i in (1..n).rev() {
+            keys.swap(i, r.below(i as u64 + 1) as usize);
+        }
+        let vals: Vec<u32> = (0..n).map(|_| r.below(1 << 20) as u32).collect();
+        let (order, sorted) = stable_order(&keys);
+        let (mut wk, mut wsum, mut wmax, mut wfirst) = (vec![], vec![], vec![], vec![]);
+        for (i, &p) in order.iter().enumerate() {
+            let v = vals[p as usize];
+            if i == 0 || sorted[i].to_bits() != sorted[i - 1].to_bits() {
+                wk.push(sorted[i]);
+                wsum.push(v);
+                wmax.push(v);
+                wfirst.push((p, v));
+            } else {
+                let last = wk.len() - 1;
+                wsum[last] = wsum[last].wrapping_add(v);
+                wmax[last] = wmax[last].max(v);
+            }
+        }
+        let (ks, vs) = (upload(&keys), upload(&vals));
+        let (k, v) = ks.group_by_key(&vs, Op::Add).unwrap();
+        assert_bits(
+            &k.to_vec().unwrap(),
+            &wk,
+            &format!("group_by_key keys n={n}"),
+        );
+        assert_eq!(v.to_vec().unwrap(), wsum, "group_by_key Add n={n}");
+        let (_, v) = ks.group_by_key(&vs, Op::Max).unwrap();
+        assert_eq!(v.to_vec().unwrap(), wmax, "group_by_key Max n={n}");
+        // A traced operator that keeps the first (position, value) of each key: the values
+        // of a key are combined in position order.
+        let pos = DeviceSeq::<u32>::sequence(&dev(), n).unwrap();
+        let pairs = DeviceSeq::zip(&pos, &vs).unwrap();
+        let (k, v) = ks.group_by_key_with(&pairs, |a, _b| a).unwrap();
+        assert_bits(
+            &k.to_vec().unwrap(),
+            &wk,
+            &format!("group_by_key_with keys n={n}"),
+        );
+        assert_eq!(v.to_vec().unwrap(), wfirst, "group_by_key_with n={n}");
+    }
+    let ks = upload(&[X::from_bits(1)]);
+    let bad = upload(&[1u32, 2]);
+    assert!(matches!(
+        ks.group_by_key(&bad, Op::Add),
+        Err(devseq::Error::LengthMismatch { .. })
+    ));
+}
+for_types!(group_by_key, group_by);

@@ -1200,3 +1200,195 @@ crate::for_each_type!(
     merge_pairs_value_widths,
     [u32, i64, f64]
 );
+
+/// Which of the four set operations.
+#[derive(Debug, Clone, Copy)]
+enum SetOp {
+    Union,
+    Intersection,
+    Difference,
+    Symmetric,
+}
+const SET_OPS: [SetOp; 4] = [
+    SetOp::Union,
+    SetOp::Intersection,
+    SetOp::Difference,
+    SetOp::Symmetric,
+];
+
+/// The sequential two-finger algorithm of C++'s `std::set_*` over ascending inputs (`total`'s
+/// order): the kept keys and, for each, its source (`a`'s position, or `b`'s plus `a.len()`).
+fn set_oracle<X: S>(op: SetOp, a: &[X], b: &[X]) -> (Vec<X>, Vec<u32>) {
+    let (mut i, mut j) = (0, 0);
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let na = a.len() as u32;
+    let mut take = |x: X, from: u32| {
+        k.push(x);
+        v.push(from);
+    };
+    while i < a.len() && j < b.len() {
+        match a[i].total(&b[j]) {
+            Ordering::Less => {
+                if !matches!(op, SetOp::Intersection) {
+                    take(a[i], i as u32);
+                }
+                i += 1;
+            }
+            Ordering::Greater => {
+                if matches!(op, SetOp::Union | SetOp::Symmetric) {
+                    take(b[j], na + j as u32);
+                }
+                j += 1;
+            }
+            Ordering::Equal => {
+                if matches!(op, SetOp::Union | SetOp::Intersection) {
+                    take(a[i], i as u32);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    if !matches!(op, SetOp::Intersection) {
+        (i..a.len()).for_each(|i| take(a[i], i as u32));
+    }
+    if matches!(op, SetOp::Union | SetOp::Symmetric) {
+        (j..b.len()).for_each(|j| take(b[j], na + j as u32));
+    }
+    (k, v)
+}
+
+fn set_call<X: S>(op: SetOp, a: &DeviceSeq<X>, b: &DeviceSeq<X>) -> DeviceSeq<X> {
+    match op {
+        SetOp::Union => a.set_union(b),
+        SetOp::Intersection => a.set_intersection(b),
+        SetOp::Difference => a.set_difference(b),
+        SetOp::Symmetric => a.set_symmetric_difference(b),
+    }
+    .unwrap()
+}
+
+fn set_call_by_key<X: S, V: devseq::Item>(
+    op: SetOp,
+    a: &DeviceSeq<X>,
+    av: &DeviceSeq<V>,
+    b: &DeviceSeq<X>,
+    bv: &DeviceSeq<V>,
+) -> (DeviceSeq<X>, DeviceSeq<V>) {
+    match op {
+        SetOp::Union => a.set_union_by_key(av, b, bv),
+        SetOp::Intersection => a.set_intersection_by_key(av, b, bv),
+        SetOp::Difference => a.set_difference_by_key(av, b, bv),
+        SetOp::Symmetric => a.set_symmetric_difference_by_key(av, b, bv),
+    }
+    .unwrap()
+}
+
+/// Every set operation of `a` and `b` (ascending) against the oracle: the keys bit for bit, and
+/// which copies are kept (by the positions carried as values; as tuples where `tuples`).
+fn check_sets<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &str) {
+    let (ha, hb) = (a.to_vec().unwrap(), b.to_vec().unwrap());
+    let (na, nb) = (ha.len() as u32, hb.len() as u32);
+    let av = upload(&(0..na).collect::<Vec<_>>());
+    let bv = upload(&(na..na + nb).collect::<Vec<_>>());
+    for op in SET_OPS {
+        let what = format!("{op:?} {what}");
+        let (wk, wv) = set_oracle(op, &ha, &hb);
+        assert_bits(&set_call(op, a, b).to_vec().unwrap(), &wk, &what);
+        let (k, v) = set_call_by_key(op, a, &av, b, &bv);
+        assert_bits(&k.to_vec().unwrap(), &wk, &format!("{what} by key: keys"));
+        assert_eq!(v.to_vec().unwrap(), wv, "{what} by key: values");
+        if tuples {
+            let tv = |r: std::ops::Range<u32>| {
+                DeviceSeq::from_slice(&dev(), &r.map(tuple_value).collect::<Vec<_>>()).unwrap()
+            };
+            let (k, v) = set_call_by_key(op, a, &tv(0..na), b, &tv(na..na + nb));
+            assert_bits(&k.to_vec().unwrap(), &wk, &format!("{what} tuples: keys"));
+            let got: Vec<(u32, u32)> = v
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(|(x, y)| (x, y.to_bits()))
+                .collect();
+            let want: Vec<(u32, u32)> = wv
+                .iter()
+                .map(|&w| (tuple_value(w).0, tuple_value(w).1.to_bits()))
+                .collect();
+            assert_eq!(got, want, "{what} tuples: values");
+        }
+    }
+}
+
+fn sets<X: S>() {
+    let mut r = Rng::new(&format!("sets {}", std::any::type_name::<X>()));
+    let sizes = [0usize, 1, 2, 31, 32, 33, 1023, 1025, 4097, 8193, 65537];
+    for &s in &sizes {
+        for dist in DISTS {
+            let pairs = if s > 10_000 {
+                vec![(s, s), (s, 33)]
+            } else {
+                vec![(s, s), (s, 0), (0, s), (s, 33), (1, s)]
+            };
+            for (na, nb) in pairs {
+                let a = sorted_dist::<X>(&mut r, na, dist);
+                // `Equal`: both sides one value, so every copy ties across.
+                let b = if dist == Dist::Equal && na > 0 {
+                    vec![a[0]; nb]
+                } else {
+                    sorted_dist::<X>(&mut r, nb, dist)
+                };
+                check_sets(
+                    &upload(&a),
+                    &upload(&b),
+                    na + nb <= 10_000,
+                    &format!("{dist:?} {na}+{nb}"),
+                );
+            }
+        }
+    }
+    // One large pair: distinct draws sharing some keys, as the benchmark's sets.
+    let n = big(300_001);
+    let a = sorted_dist::<X>(&mut r, n, Dist::Mixed);
+    let b = sorted_dist::<X>(&mut r, n / 3, Dist::Mixed);
+    check_sets(
+        &upload(&a),
+        &upload(&b),
+        false,
+        &format!("Mixed {n}+{}", n / 3),
+    );
+    // Lazy and sliced inputs.
+    let mut a = canonical(&sorted_dist::<X>(&mut r, 4097, Dist::Narrow));
+    let mut b = canonical(&sorted_dist::<X>(&mut r, 2049, Dist::Narrow));
+    a.sort_by(total);
+    b.sort_by(total);
+    let (a, b) = (upload(&a), upload(&b));
+    check_sets(&lazy(&a), &lazy(&b), true, "lazy");
+    check_sets(&a.slice(5..4000), &b.slice(1..2048), true, "sliced");
+}
+for_types!(set_operations, sets);
+
+/// Unsorted inputs give some result of a bounded length, never a panic; keys and values of
+/// different lengths, or of other devices, are errors.
+#[test]
+fn set_operations_bad_inputs() {
+    let mut r = Rng::new("sets unsorted");
+    for n in [1usize, 33, 4097] {
+        let a = upload(&draw_vec::<u32>(&mut r, n, Gen::Any));
+        let b = upload(&draw_vec::<u32>(&mut r, n / 2 + 1, Gen::Any));
+        let (la, lb) = (a.len(), b.len());
+        assert!(a.set_union(&b).unwrap().len() <= la + lb);
+        assert!(a.set_intersection(&b).unwrap().len() <= la);
+        assert!(a.set_difference(&b).unwrap().len() <= la);
+        assert!(a.set_symmetric_difference(&b).unwrap().len() <= la + lb);
+    }
+    let (k3, k2) = (upload(&[1i32, 2, 3]), upload(&[1i32, 2]));
+    let (v3, v2) = (upload(&[0u8, 1, 2]), upload(&[0u8, 1]));
+    for e in [
+        k3.set_union_by_key(&v2, &k2, &v2),
+        k3.set_intersection_by_key(&v3, &k2, &v3),
+        k3.set_difference_by_key(&v2, &k2, &v2),
+        k3.set_symmetric_difference_by_key(&v3, &k2, &v3),
+    ] {
+        assert!(matches!(e, Err(Error::LengthMismatch { .. })), "{e:?}");
+    }
+}

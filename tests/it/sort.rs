@@ -48,6 +48,21 @@ fn sorts<X: T>() {
                 want_v,
                 "sort_pairs values {what} n={n}"
             );
+            // Stable descending pairs: equal keys keep their positions' order.
+            let mut down: Vec<u32> = (0..n as u32).collect();
+            down.sort_by(|&a, &b| keys[b as usize].total(&keys[a as usize]));
+            let (k, v) = ks.sort_pairs_descending(&upload(&vals)).unwrap();
+            let want_down: Vec<X> = down.iter().map(|&i| keys[i as usize]).collect();
+            assert_bits(
+                &k.to_vec().unwrap(),
+                &want_down,
+                &format!("sort_pairs_descending keys {what} n={n}"),
+            );
+            assert_eq!(
+                v.to_vec().unwrap(),
+                down,
+                "sort_pairs_descending values {what} n={n}"
+            );
             assert_eq!(
                 ks.argsort::<u32>().unwrap().to_vec().unwrap(),
                 want_v,
