@@ -166,6 +166,18 @@ fn main() -> Result<()> {
                 .copy()
                 .map(drop)
         })?;
+        {
+            // The peer's sets: the sorted keys of the first and the middle halves, sharing a
+            // quarter (distinct: the hash is a bijection).
+            let (sa, sb) = (
+                keys.slice(..n / 2).sort()?,
+                keys.slice(n / 4..n / 4 + n / 2).sort()?,
+            );
+            b.run("set_union_u32", lg, 7.0, || sa.set_union(&sb).map(drop))?;
+            b.run("set_intersection_u32", lg, 5.0, || {
+                sa.set_intersection(&sb).map(drop)
+            })?;
+        }
         b.run("sort_u32", lg, 8.0, || keys.sort().map(drop))?;
         b.run("sort_f32", lg, 8.0, || f.sort().map(drop))?;
         b.run("sort_pairs_u32", lg, 16.0, || {
