@@ -134,12 +134,15 @@ pub(crate) trait Backend: Send + Sync {
     ) -> Result<(Column, Option<Column>)>;
     /// For each needle, the first position of the sorted `hay` whose element is `>=` it
     /// (`>` where `upper`) in the `total_cmp` order, as indices of type `idx` (u32 or u64).
+    /// `ascending_needles`: the caller knows the needles ascending, so neighbouring searches
+    /// share their paths already (no reordering of them pays).
     fn search(
         &self,
         hay: &Source,
         needles: &Source,
         upper: bool,
         idx: ScalarType,
+        ascending_needles: bool,
     ) -> Result<Column>;
     /// The stable merge of the sorted `a` and `b` (ties from `a` first, the `total_cmp` order
     /// for floats), and each pair of value columns (of `a`, of `b`) moved with its keys.

@@ -80,7 +80,7 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn lower_bound<I: Index>(&self, needles: &DeviceSeq<T>) -> Result<DeviceSeq<I>> {
-        self.search(needles, false)
+        self.search(needles, false, false)
     }
 
     /// For each needle, the first position `p` with `self[p] > needle`
@@ -101,15 +101,22 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn upper_bound<I: Index>(&self, needles: &DeviceSeq<T>) -> Result<DeviceSeq<I>> {
-        self.search(needles, true)
+        self.search(needles, true, false)
     }
 
-    fn search<I: Index>(&self, needles: &DeviceSeq<T>, upper: bool) -> Result<DeviceSeq<I>> {
+    /// `lower_bound` (`upper_bound` where `upper`) of needles known ascending by the caller
+    /// (`ascending`): on a GPU they are then searched in their own order, never sorted first.
+    pub(super) fn search<I: Index>(
+        &self,
+        needles: &DeviceSeq<T>,
+        upper: bool,
+        ascending: bool,
+    ) -> Result<DeviceSeq<I>> {
         self.same_device(needles)?;
         // Positions run to `len` itself: as indices of `len + 1` elements.
         index_width(I::TYPE.size(), self.len() + 1)?;
         let b = self.device().backend();
-        let col = b.search(self.source(), needles.source(), upper, I::TYPE)?;
+        let col = b.search(self.source(), needles.source(), upper, I::TYPE, ascending)?;
         Ok(DeviceSeq::stored(self.device(), col))
     }
 

@@ -37,7 +37,8 @@ impl<T: Element> DeviceSeq<T> {
             zero,
             Op::Add,
         )?;
-        let first = other.lower_bound::<I>(self)?;
+        // `self` is ascending: its searches need no reordering.
+        let first = other.search::<I>(self, false, true)?;
         let at = DeviceSeq::zip(&first, &rank)?.map(|(f, r)| f + r)?;
         // Reads past `other`'s end are clamped to its last element; `at < len` rules them out.
         let partner = other.gather_clamped(&at)?;

@@ -239,8 +239,9 @@ impl Backend for CudaBackend {
         needles: &Source,
         upper: bool,
         idx: ScalarType,
+        ascending_needles: bool,
     ) -> Result<Column> {
-        let b = search::search(&self.gpu, hay, needles, upper, idx)?;
+        let b = search::search(&self.gpu, hay, needles, upper, idx, ascending_needles)?;
         Ok(column(b, idx, needles.len))
     }
 

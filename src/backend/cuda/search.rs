@@ -50,16 +50,20 @@ fn key(upper: bool, idx: ScalarType) -> SearchKey {
 }
 
 /// For each needle, the first position of `hay` whose key is `>=` it (`>` where `upper`), as
-/// indices of type `idx`.
+/// indices of type `idx`. Needles not known ascending (`ascending_needles`) are sorted first
+/// where there are many and the haystack is larger than the L2 cache.
 pub(crate) fn search(
     gpu: &Gpu,
     hay: &Source,
     needles: &Source,
     upper: bool,
     idx: ScalarType,
+    ascending_needles: bool,
 ) -> Result<Buffer> {
     let (n, len) = (needles.len, hay.len);
-    if n >= tuning::SEARCH_SORTED_NEEDLES && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
+    if !ascending_needles
+        && n >= tuning::SEARCH_SORTED_NEEDLES
+        && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
     {
         return sorted_search(gpu, hay, needles, upper, idx);
     }

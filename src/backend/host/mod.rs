@@ -638,6 +638,7 @@ impl Backend for HostBackend {
         needles: &Source,
         upper: bool,
         idx: ScalarType,
+        _ascending_needles: bool,
     ) -> Result<Column> {
         room_for(idx, needles.len)?;
         with_type!(hay.ty(), T => {
