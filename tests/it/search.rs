@@ -445,6 +445,46 @@ fn tuple_value(v: u32) -> (u32, f32) {
     (v, v as f32 * 0.5 - 7.0)
 }
 
+/// The tuple values of positions `r`, uploaded.
+fn tuple_values(r: std::ops::Range<u32>) -> DeviceSeq<(u32, f32)> {
+    DeviceSeq::from_slice(&dev(), &r.map(tuple_value).collect::<Vec<_>>()).unwrap()
+}
+
+/// Tuple values with their floats as bits, for exact comparison.
+fn tuple_bits(v: impl IntoIterator<Item = (u32, f32)>) -> Vec<(u32, u32)> {
+    v.into_iter().map(|(x, y)| (x, y.to_bits())).collect()
+}
+
+/// Ascending pairs `(a, b)` for every size and distribution: `(s, s)` and `(s, 33)`, and below
+/// 10,000 elements also `(s, 0)`, `(0, s)` and `(1, s)`; `f` gets them with their label.
+fn sorted_pairings<X: S>(r: &mut Rng, sizes: &[usize], mut f: impl FnMut(&[X], &[X], &str)) {
+    for &s in sizes {
+        for dist in DISTS {
+            let pairs = if s > 10_000 {
+                vec![(s, s), (s, 33)]
+            } else {
+                vec![(s, s), (s, 0), (0, s), (s, 33), (1, s)]
+            };
+            for (na, nb) in pairs {
+                let (a, b) = sorted_pair::<X>(r, na, nb, dist);
+                f(&a, &b, &format!("{dist:?} {na}+{nb}"));
+            }
+        }
+    }
+}
+
+/// Two ascending sequences of `dist`; under `Equal` both sides one value, so every element
+/// ties across.
+fn sorted_pair<X: S>(r: &mut Rng, na: usize, nb: usize, dist: Dist) -> (Vec<X>, Vec<X>) {
+    let a = sorted_dist::<X>(r, na, dist);
+    let b = if dist == Dist::Equal && na > 0 {
+        vec![a[0]; nb]
+    } else {
+        sorted_dist::<X>(r, nb, dist)
+    };
+    (a, b)
+}
+
 fn check_merge<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &str) {
     let (ha, hb) = (a.to_vec().unwrap(), b.to_vec().unwrap());
     let (na, nb) = (ha.len(), hb.len());
@@ -487,30 +527,20 @@ fn check_merge<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &st
         );
     }
     if tuples {
-        let tv = |r: std::ops::Range<u32>| {
-            DeviceSeq::from_slice(&dev(), &r.map(tuple_value).collect::<Vec<_>>()).unwrap()
-        };
         let (k, v) = a
-            .merge_pairs(&tv(0..na as u32), b, &tv(na as u32..(na + nb) as u32))
+            .merge_pairs(
+                &tuple_values(0..na as u32),
+                b,
+                &tuple_values(na as u32..(na + nb) as u32),
+            )
             .unwrap();
         assert_bits(
             &k.to_vec().unwrap(),
             &wk,
             &format!("merge_pairs tuple keys {what}"),
         );
-        let got: Vec<(u32, u32)> = v
-            .to_vec()
-            .unwrap()
-            .into_iter()
-            .map(|(x, y)| (x, y.to_bits()))
-            .collect();
-        let want: Vec<(u32, u32)> = wv
-            .iter()
-            .map(|&w| {
-                let (x, y) = tuple_value(w);
-                (x, y.to_bits())
-            })
-            .collect();
+        let got = tuple_bits(v.to_vec().unwrap());
+        let want = tuple_bits(wv.iter().map(|&w| tuple_value(w)));
         assert_eq!(got.len(), want.len(), "merge_pairs tuple values {what}");
         if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
             panic!(
@@ -531,46 +561,17 @@ fn merges<X: S>() {
         0usize, 1, 2, 31, 32, 33, 895, 896, 1791, 1792, 1793, 1920, 2047, 2048, 2049, 3455, 3456,
         3457, 3839, 3840, 3841, 4097, 6879, 6880, 6912, 6913, 65537,
     ];
-    for &s in &sizes {
-        for dist in DISTS {
-            let pairs = if s > 10_000 {
-                vec![(s, s), (s, 33)]
-            } else {
-                vec![(s, s), (s, 0), (0, s), (s, 33), (1, s)]
-            };
-            for (na, nb) in pairs {
-                let a = sorted_dist::<X>(&mut r, na, dist);
-                // `Equal`: both sides the same single value, so every element ties across.
-                let b = if dist == Dist::Equal && na > 0 {
-                    vec![a[0]; nb]
-                } else {
-                    sorted_dist::<X>(&mut r, nb, dist)
-                };
-                let tuples = na + nb <= 10_000;
-                check_merge(
-                    &upload(&a),
-                    &upload(&b),
-                    tuples,
-                    &format!("{dist:?} {na}+{nb}"),
-                );
-            }
-        }
-    }
+    sorted_pairings::<X>(&mut r, &sizes, |a, b, what| {
+        check_merge(&upload(a), &upload(b), a.len() + b.len() <= 10_000, what)
+    });
     for (dist, na, nb) in [(Dist::Mixed, large, large), (Dist::Equal, large, 33)] {
-        {
-            let a = sorted_dist::<X>(&mut r, na, dist);
-            let b = if dist == Dist::Equal {
-                vec![a[0]; nb]
-            } else {
-                sorted_dist::<X>(&mut r, nb, dist)
-            };
-            check_merge(
-                &upload(&a),
-                &upload(&b),
-                false,
-                &format!("{dist:?} {na}+{nb}"),
-            );
-        }
+        let (a, b) = sorted_pair::<X>(&mut r, na, nb, dist);
+        check_merge(
+            &upload(&a),
+            &upload(&b),
+            false,
+            &format!("{dist:?} {na}+{nb}"),
+        );
     }
     // Lazy inputs (a map of a stored sequence; a slice of a stored one).
     let mut a = canonical(&sorted_dist::<X>(&mut r, 4097, Dist::Mixed));
@@ -1299,22 +1300,15 @@ fn check_sets<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &str
         assert_bits(&k.to_vec().unwrap(), &wk, &format!("{what} by key: keys"));
         assert_eq!(v.to_vec().unwrap(), wv, "{what} by key: values");
         if tuples {
-            let tv = |r: std::ops::Range<u32>| {
-                DeviceSeq::from_slice(&dev(), &r.map(tuple_value).collect::<Vec<_>>()).unwrap()
-            };
-            let (k, v) = set_call_by_key(op, a, &tv(0..na), b, &tv(na..na + nb));
+            let (k, v) =
+                set_call_by_key(op, a, &tuple_values(0..na), b, &tuple_values(na..na + nb));
             assert_bits(&k.to_vec().unwrap(), &wk, &format!("{what} tuples: keys"));
-            let got: Vec<(u32, u32)> = v
-                .to_vec()
-                .unwrap()
-                .into_iter()
-                .map(|(x, y)| (x, y.to_bits()))
-                .collect();
-            let want: Vec<(u32, u32)> = wv
-                .iter()
-                .map(|&w| (tuple_value(w).0, tuple_value(w).1.to_bits()))
-                .collect();
-            assert_eq!(got, want, "{what} tuples: values");
+            let want = tuple_bits(wv.iter().map(|&w| tuple_value(w)));
+            assert_eq!(
+                tuple_bits(v.to_vec().unwrap()),
+                want,
+                "{what} tuples: values"
+            );
         }
     }
 }
@@ -1322,30 +1316,9 @@ fn check_sets<X: S>(a: &DeviceSeq<X>, b: &DeviceSeq<X>, tuples: bool, what: &str
 fn sets<X: S>() {
     let mut r = Rng::new(&format!("sets {}", std::any::type_name::<X>()));
     let sizes = [0usize, 1, 2, 31, 32, 33, 1023, 1025, 4097, 8193, 65537];
-    for &s in &sizes {
-        for dist in DISTS {
-            let pairs = if s > 10_000 {
-                vec![(s, s), (s, 33)]
-            } else {
-                vec![(s, s), (s, 0), (0, s), (s, 33), (1, s)]
-            };
-            for (na, nb) in pairs {
-                let a = sorted_dist::<X>(&mut r, na, dist);
-                // `Equal`: both sides one value, so every copy ties across.
-                let b = if dist == Dist::Equal && na > 0 {
-                    vec![a[0]; nb]
-                } else {
-                    sorted_dist::<X>(&mut r, nb, dist)
-                };
-                check_sets(
-                    &upload(&a),
-                    &upload(&b),
-                    na + nb <= 10_000,
-                    &format!("{dist:?} {na}+{nb}"),
-                );
-            }
-        }
-    }
+    sorted_pairings::<X>(&mut r, &sizes, |a, b, what| {
+        check_sets(&upload(a), &upload(b), a.len() + b.len() <= 10_000, what)
+    });
     // One large pair: distinct draws sharing some keys, as the benchmark's sets.
     let n = big(300_001);
     let a = sorted_dist::<X>(&mut r, n, Dist::Mixed);
