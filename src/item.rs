@@ -480,6 +480,56 @@ tuple_items! {
     (A 0, B 1, C 2, D 3)
 }
 
+/// An item that orders: an [`Element`], in the order `sort` uses for it (`total_cmp` for
+/// floats), or a tuple of them, ordered lexicographically (the first component first, each in
+/// its own order). Sorts, searches, merges, runs and set operations take `Key`s.
+///
+/// # Examples
+///
+/// ```
+/// use devseq::{Device, DeviceSeq};
+/// let dev = Device::auto()?;
+/// let pairs = DeviceSeq::from_slice(&dev, &[(2u8, -1.0f32), (1, 5.0), (2, -3.0)])?;
+/// assert_eq!(pairs.sort()?.to_vec()?, [(1, 5.0), (2, -3.0), (2, -1.0)]);
+/// # Ok::<(), devseq::Error>(())
+/// ```
+pub trait Key: Item {
+    /// Each component's ordered bits (their unsigned order is the component's order),
+    /// the first component first.
+    #[doc(hidden)]
+    fn order_words(x: Self::Exprs) -> Vec<Expr<u64>>;
+    /// The inverse of `order_words`.
+    #[doc(hidden)]
+    fn from_order_words(words: &[Expr<u64>]) -> Self::Exprs;
+}
+
+impl<T: Element> Key for T {
+    fn order_words(x: Expr<T>) -> Vec<Expr<u64>> {
+        vec![crate::seq::order::ordered(T::TYPE, x.to_bits(), |v| v)]
+    }
+    fn from_order_words(words: &[Expr<u64>]) -> Expr<T> {
+        crate::seq::order::from_ordered(words[0])
+    }
+}
+
+macro_rules! tuple_keys {
+    ($(($($T:ident $k:tt),+))*) => {$(
+        impl<$($T: Element),+> Key for ($($T,)+) {
+            fn order_words(x: Self::Exprs) -> Vec<Expr<u64>> {
+                vec![$(crate::seq::order::ordered($T::TYPE, x.$k.to_bits(), |v| v)),+]
+            }
+            fn from_order_words(words: &[Expr<u64>]) -> Self::Exprs {
+                ($(crate::seq::order::from_ordered::<$T>(words[$k]),)+)
+            }
+        }
+    )*};
+}
+tuple_keys! {
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+}
+
 /// Arithmetic on the host compute types (`i8` … `u64`, `f32`, `f64`), with the semantics of
 /// the API: integers wrap, float `min`/`max` ignore a NaN operand. The operators of `Op` are
 /// built from these in `op.rs`.

@@ -67,7 +67,7 @@ pub use device::Device;
 pub use error::{Error, Result};
 pub use expr::{Condition, IntoExpr, Unsigned};
 pub use half::{bf16, f16};
-pub use item::{Element, Expr, Exprs, Flag, Float, Index, Integer, Item};
+pub use item::{Element, Expr, Exprs, Flag, Float, Index, Integer, Item, Key};
 pub use op::Op;
 pub use seq::DeviceSeq;
 pub use sharded::{DeviceGroup, ShardedSeq};

@@ -6,13 +6,13 @@
 //! chunks, and a scan that reduces the chunks, scans their totals, then scans each chunk from
 //! its prefix (docs/algorithms.md). The left operand always holds the earlier elements.
 
-use super::search::ordered;
+use super::order::ordered;
 use super::{DeviceSeq, length};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::Traced;
 use crate::expr::combine::Combiner;
-use crate::item::{Element, Expr, Flag, Index, Item};
+use crate::item::{Element, Expr, Flag, Index, Item, Key};
 use crate::op::{Op, check_op};
 use crate::source::Source;
 
@@ -462,7 +462,7 @@ impl<T: Item> DeviceSeq<T> {
     }
 }
 
-impl<K: Element> DeviceSeq<K> {
+impl<K: Key> DeviceSeq<K> {
     /// For each run of equal consecutive keys (bitwise for floats): its key, and the
     /// `f`-combination of its values in order, for values of any item type.
     ///
@@ -497,7 +497,9 @@ impl<K: Element> DeviceSeq<K> {
             values.segmented_reduce_with(&heads, f)?,
         ))
     }
+}
 
+impl<K: Element> DeviceSeq<K> {
     /// The first position of the largest element (by `>`: `-0.0 == +0.0`); NaNs are ignored
     /// unless all elements are NaN (then `Some(0)`); `None` when empty.
     ///

@@ -10,6 +10,7 @@ mod histogram;
 pub(crate) use histogram::histogram_args;
 mod interop;
 mod map;
+pub(crate) mod order;
 mod random;
 mod reduce;
 mod runs;

@@ -5,10 +5,10 @@
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::{Element, Item};
+use crate::item::{Element, Item, Key};
 use crate::op::Op;
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Key> DeviceSeq<T> {
     /// The first element of each run of equal consecutive elements, in order (`Vec::dedup`,
     /// Thrust's `unique`); equal means bitwise, as for [`head_flags`](Self::head_flags).
     ///
@@ -96,11 +96,15 @@ impl<T: Element> DeviceSeq<T> {
         op.check::<V>()?;
         self.same_device(values)?;
         length(self.len(), values.len())?;
-        let heads = self.head_flags()?.flags_u8()?;
+        let heads = self.head_flags()?;
+        let [keys] = self.sources() else {
+            return Ok((self.compact(&heads)?, values.segmented_reduce(&heads, op)?));
+        };
+        let heads = heads.flags_u8()?;
         let b = self.device().backend();
-        let (keys, sums) = b.reduce_by_key(self.source(), values.source(), heads.source(), op)?;
+        let (keys, sums) = b.reduce_by_key(keys, values.source(), heads.source(), op)?;
         Ok((
-            Self::stored(self.device(), keys),
+            Self::stored_columns(self.device(), vec![keys]),
             DeviceSeq::stored(values.device(), sums),
         ))
     }

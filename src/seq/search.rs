@@ -1,26 +1,11 @@
 //! Searching, merging and selecting: `lower_bound`, `upper_bound`, `merge`, `merge_pairs`,
 //! `top_k`. Orders are ascending, and for floats the `total_cmp` order of `sort`.
 
+use super::order::ordered;
 use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::{Error, Result};
-use crate::item::{Element, Expr, Index, Integer, Item, ScalarType};
-
-/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended into the
-/// unsigned word `U`, at least as wide; `word` converts constants): their unsigned order is the
-/// `total_cmp` order for floats, the value order for integers.
-pub(super) fn ordered<U: Integer>(ty: ScalarType, b: Expr<U>, word: impl Fn(u64) -> U) -> Expr<U> {
-    let w = ty.bits();
-    let sign = word(1u64 << (w - 1));
-    let mask = word(if w == 64 { !0u64 } else { (1u64 << w) - 1 });
-    if ty.is_float() {
-        Expr::select((b & sign).ne(word(0)), !b & mask, b | sign)
-    } else if ty.is_signed_int() {
-        b ^ sign
-    } else {
-        b
-    }
-}
+use crate::item::{Element, Expr, Index, Item, Key};
 
 /// Bits of a digit of `top_k`'s radix selection (a histogram of 2048 bins).
 const DIGIT: u32 = 11;
@@ -52,7 +37,7 @@ fn sampled_threshold(key: &DeviceSeq<u64>, k: usize) -> Result<u64> {
     Ok(sample.slice(SAMPLE - rank..SAMPLE - rank + 1).to_vec()?[0])
 }
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Key> DeviceSeq<T> {
     /// For each needle, the first position `p` with `self[p] >= needle`
     /// (`partition_point(|x| x < needle)`) in a sequence sorted ascending (floats in the
     /// `total_cmp` order of [`sort`](Self::sort)). An unsorted sequence gives unspecified
@@ -115,9 +100,13 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(needles)?;
         // Positions run to `len` itself: as indices of `len + 1` elements.
         index_width(I::TYPE.size(), self.len() + 1)?;
-        let b = self.device().backend();
-        let col = b.search(self.source(), needles.source(), upper, I::TYPE, ascending)?;
-        Ok(DeviceSeq::stored(self.device(), col))
+        if let ([hay], [needles]) = (self.sources(), needles.sources()) {
+            let b = self.device().backend();
+            let col = b.search(hay, needles, upper, I::TYPE, ascending)?;
+            return Ok(DeviceSeq::stored(self.device(), col));
+        }
+        let (hay, needles) = self.joint_order(needles)?;
+        hay.search(&needles, upper, ascending)
     }
 
     /// The stable merge of two ascending sequences (floats in the `total_cmp` order): on ties
@@ -144,11 +133,16 @@ impl<T: Element> DeviceSeq<T> {
     /// ```
     pub fn merge(&self, other: &DeviceSeq<T>) -> Result<Self> {
         self.same_device(other)?;
-        let (keys, _) = self
-            .device()
-            .backend()
-            .merge(self.source(), other.source(), &[])?;
-        Ok(Self::stored(self.device(), keys))
+        if let ([a], [b]) = (self.sources(), other.sources()) {
+            let (keys, _) = self.device().backend().merge(a, b, &[])?;
+            return Ok(Self::stored_columns(self.device(), vec![keys]));
+        }
+        if Self::packs() {
+            let (a, b) = self.joint_order(other)?;
+            return Self::from_packed(&a.merge(&b)?);
+        }
+        self.concat(other)?
+            .gather_stored(&self.merge_positions(other)?)
     }
 
     /// As [`merge`](Self::merge), carrying a value with each key: `(keys, values)` merged
@@ -182,21 +176,43 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(values)?;
         other.same_device(other_values)?;
         self.same_device(other)?;
-        let pairs: Vec<_> = values
-            .sources()
-            .iter()
-            .zip(other_values.sources())
-            .collect();
-        let (keys, vals) = self
-            .device()
-            .backend()
-            .merge(self.source(), other.source(), &pairs)?;
+        if let ([a], [b]) = (self.sources(), other.sources()) {
+            let pairs: Vec<_> = values
+                .sources()
+                .iter()
+                .zip(other_values.sources())
+                .collect();
+            let (keys, vals) = self.device().backend().merge(a, b, &pairs)?;
+            return Ok((
+                Self::stored_columns(self.device(), vec![keys]),
+                DeviceSeq::stored_columns(self.device(), vals),
+            ));
+        }
+        if Self::packs() {
+            let (a, b) = self.joint_order(other)?;
+            let (keys, vals) = a.merge_pairs(values, &b, other_values)?;
+            return Ok((Self::from_packed(&keys)?, vals));
+        }
+        let at = self.merge_positions(other)?;
         Ok((
-            Self::stored(self.device(), keys),
-            DeviceSeq::stored_columns(self.device(), vals),
+            self.concat(other)?.gather_stored(&at)?,
+            values.concat(other_values)?.gather_stored(&at)?,
         ))
     }
 
+    /// The positions in `self.concat(other)` that the stable merge of the two takes, in order
+    /// (for keys that do not pack into one word).
+    fn merge_positions(&self, other: &Self) -> Result<DeviceSeq<u64>> {
+        let (a, b) = self.joint_order(other)?;
+        let dev = self.device();
+        let na = self.len() as u64;
+        let pa = DeviceSeq::<u64>::sequence(dev, self.len())?;
+        let pb = DeviceSeq::<u64>::sequence(dev, other.len())?.map(move |i| i + na)?;
+        Ok(a.merge_pairs(&pa, &b, &pb)?.1)
+    }
+}
+
+impl<T: Element> DeviceSeq<T> {
     /// The `k` largest elements in descending order (floats in the `total_cmp` order, so
     /// `+NaN` first), with their positions; equal elements by ascending position.
     ///

@@ -134,8 +134,11 @@ impl<T: Element> DeviceSeq<T> {
         let col = b.segmented_reduce(self.source(), flags.source(), op, segments)?;
         Ok(Self::stored(self.device(), col))
     }
-    /// `true` where `i == 0` or `self[i] != self[i-1]` (bitwise for floats), else `false`: the
-    /// heads of the runs of equal elements.
+}
+
+impl<T: crate::item::Key> DeviceSeq<T> {
+    /// `true` where `i == 0` or `self[i] != self[i-1]` (bitwise for floats; for tuples, in any
+    /// component), else `false`: the heads of the runs of equal elements.
     ///
     /// Of a stored sequence the flags are lazy: no kernel runs and no memory is taken; the
     /// operation that reads them compares neighbours in its own pass (so `keys.compact(&flags)`
@@ -160,11 +163,21 @@ impl<T: Element> DeviceSeq<T> {
     /// ```
     pub fn head_flags(&self) -> Result<DeviceSeq<bool>> {
         let dev = self.device();
-        if let Some(col) = self.source().as_column() {
-            let flags = Source::head_flags(col.clone()).retyped(crate::item::ScalarType::Bool);
-            return Ok(DeviceSeq::from_source(dev, flags));
+        // A tuple's heads are those of any of its components.
+        let mut heads: Option<DeviceSeq<bool>> = None;
+        for src in self.sources() {
+            let h = match src.as_column() {
+                Some(col) => DeviceSeq::from_source(
+                    dev,
+                    Source::head_flags(col.clone()).retyped(crate::item::ScalarType::Bool),
+                ),
+                None => DeviceSeq::stored(dev, dev.backend().head_flags(src)?),
+            };
+            heads = Some(match heads {
+                None => h,
+                Some(acc) => acc.zip_map(&h, |a, b| a | b)?,
+            });
         }
-        let col = dev.backend().head_flags(self.source())?;
-        Ok(DeviceSeq::stored(dev, col))
+        heads.ok_or_else(|| crate::Error::Internal("an item without components".into()))
     }
 }

@@ -10,12 +10,13 @@
 //! `m - n`); the union merges `a` with `b`'s copies unmatched by `a`, the symmetric difference
 //! the two differences. Equal means equal in `sort`'s order, which is bitwise equality.
 
+use super::order::all_equal;
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::{Element, Index, Item};
+use crate::item::{Index, Item, Key};
 use crate::op::Op;
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Key> DeviceSeq<T> {
     /// For each element, whether `other` matches it: whether `other` holds more copies of it
     /// than come before it among its equals here.
     fn matched_by(&self, other: &Self) -> Result<DeviceSeq<bool>> {
@@ -43,8 +44,10 @@ impl<T: Element> DeviceSeq<T> {
         // Reads past `other`'s end are clamped to its last element; `at < len` rules them out.
         let partner = other.gather_clamped(&at)?;
         let end = I::from_u64(other.len() as u64);
-        DeviceSeq::zip3(self, &at, &partner)?
-            .map(move |(x, at, y)| at.lt(end) & x.to_bits().eq(y.to_bits()))
+        let same = self.zip_map(&partner, |x, y| {
+            all_equal(&T::order_words(x), &T::order_words(y))
+        })?;
+        DeviceSeq::zip(&at, &same)?.map(move |(at, same)| at.lt(end) & same)
     }
 
     /// Flags of the elements of `self` that `other` matches (`matched`), or of those it does
@@ -291,7 +294,7 @@ impl<T: Element> DeviceSeq<T> {
 
 /// The checks of every `_by_key` set operation: each side's keys and values of one length, all
 /// four on one device.
-fn by_key_inputs<T: Element, V: Item>(
+fn by_key_inputs<T: Key, V: Item>(
     keys: &DeviceSeq<T>,
     values: &DeviceSeq<V>,
     other: &DeviceSeq<T>,

@@ -1,11 +1,12 @@
 //! `sort`, `sort_pairs` and `argsort`.
 
+use super::order::lex_less;
 use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::Result;
-use crate::item::{Element, Index, Item};
+use crate::item::{Element, Exprs, Index, Item, Key};
 
-impl<T: Element> DeviceSeq<T> {
+impl<T: Key> DeviceSeq<T> {
     /// Ascending; floats in the order of `f32::total_cmp`
     /// (`-NaN < -inf < … < -0.0 < +0.0 < … < +inf < +NaN`).
     ///
@@ -33,8 +34,7 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sort(&self) -> Result<Self> {
-        let (k, _) = self.device().backend().sort(self.source(), None, false)?;
-        Ok(Self::stored(self.device(), k))
+        self.sort_keys(false)
     }
     /// Descending; floats in the reverse of the order of `f32::total_cmp`
     /// (`+NaN > +inf > … > +0.0 > -0.0 > … > -inf > -NaN`).
@@ -59,8 +59,19 @@ impl<T: Element> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn sort_descending(&self) -> Result<Self> {
-        let (k, _) = self.device().backend().sort(self.source(), None, true)?;
-        Ok(Self::stored(self.device(), k))
+        self.sort_keys(true)
+    }
+
+    fn sort_keys(&self, descending: bool) -> Result<Self> {
+        if let [keys] = self.sources() {
+            let (k, _) = self.device().backend().sort(keys, None, descending)?;
+            return Ok(Self::stored_columns(self.device(), vec![k]));
+        }
+        if Self::packs() {
+            let packed = self.order_keys()?.remove(0).sort_keys(descending)?;
+            return Self::from_packed(&packed);
+        }
+        Ok(self.sorted_by_permutation::<u8>(None, descending)?.0)
     }
 
     /// The stable sort of `values` by these keys: both, in the same order.
@@ -115,7 +126,7 @@ impl<T: Element> DeviceSeq<T> {
         self.sort_pairs_in(values, true)
     }
 
-    fn sort_pairs_in<V: Item>(
+    pub(super) fn sort_pairs_in<V: Item>(
         &self,
         values: &DeviceSeq<V>,
         descending: bool,
@@ -123,11 +134,24 @@ impl<T: Element> DeviceSeq<T> {
         self.same_device(values)?;
         length(self.len(), values.len())?;
         let (b, dev, n) = (self.device().backend(), self.device(), self.len());
+        let keys = match self.sources() {
+            [keys] => keys,
+            _ if Self::packs() => {
+                let packed = self.order_keys()?.remove(0);
+                let (k, v) = packed.sort_pairs_in(values, descending)?;
+                return Ok((Self::from_packed(&k)?, v));
+            }
+            _ => {
+                let (k, v) = self.sorted_by_permutation(Some(values), descending)?;
+                let v = v.ok_or_else(|| crate::Error::Internal("no values were moved".into()))?;
+                return Ok((k, v));
+            }
+        };
         if let [v] = values.sources() {
-            let (k, v) = b.sort(self.source(), Some(SortValues { values: v }), descending)?;
+            let (k, v) = b.sort(keys, Some(SortValues { values: v }), descending)?;
             let v = v.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?;
             return Ok((
-                Self::stored(dev, k),
+                Self::stored_columns(dev, vec![k]),
                 DeviceSeq::stored_columns(dev, vec![v]),
             ));
         }
@@ -135,11 +159,7 @@ impl<T: Element> DeviceSeq<T> {
         let wide = n as u64 > u32::MAX as u64;
         let pos = if wide { u64::TYPE } else { u32::TYPE };
         let order = crate::source::Source::sequence(pos, n);
-        let (k, perm) = b.sort(
-            self.source(),
-            Some(SortValues { values: &order }),
-            descending,
-        )?;
+        let (k, perm) = b.sort(keys, Some(SortValues { values: &order }), descending)?;
         let perm = crate::source::Source::column(
             perm.ok_or_else(|| crate::Error::Internal("a sort returned no values".into()))?,
         );
@@ -148,7 +168,10 @@ impl<T: Element> DeviceSeq<T> {
             .iter()
             .map(|v| b.gather(v, &perm))
             .collect::<Result<Vec<_>>>()?;
-        Ok((Self::stored(dev, k), DeviceSeq::stored_columns(dev, cols)))
+        Ok((
+            Self::stored_columns(dev, vec![k]),
+            DeviceSeq::stored_columns(dev, cols),
+        ))
     }
     /// The stable permutation that sorts the sequence: `self.gather(&self.argsort()?)` is
     /// `self.sort()`.
@@ -177,28 +200,7 @@ impl<T: Element> DeviceSeq<T> {
     }
 }
 
-/// The bits of `x` whose unsigned order is the order `sort` uses (floats: `total_cmp`'s; signed
-/// integers: the sign flipped), as the radix sort orders keys.
-pub(crate) fn order_bits<T: Element>(x: crate::item::Expr<T>) -> crate::item::Expr<u64> {
-    use crate::item::Expr;
-    let bits = T::TYPE.bits();
-    let sign = 1u64 << (bits - 1);
-    let mask = if bits == 64 {
-        !0u64
-    } else {
-        (1u64 << bits) - 1
-    };
-    let b = x.to_bits();
-    if T::TYPE.is_float() {
-        Expr::select((b & sign).ne(0u64), !b & mask, b | sign)
-    } else if T::TYPE.is_signed_int() {
-        b ^ sign
-    } else {
-        b
-    }
-}
-
-impl<T: Element> DeviceSeq<T> {
+impl<T: Key> DeviceSeq<T> {
     /// Whether the elements are ascending in the order [`sort`](Self::sort) uses (`total_cmp`
     /// for floats); `true` when there are fewer than two.
     ///
@@ -227,7 +229,41 @@ impl<T: Element> DeviceSeq<T> {
             return Ok(true);
         }
         let (a, b) = (self.slice(..n - 1), self.slice(1..));
-        let descents = a.zip_map(&b, |x, y| order_bits(y).lt(order_bits(x)))?;
+        let descents = a.zip_map(&b, |x, y| lex_less(&T::order_words(y), &T::order_words(x)))?;
         Ok(!descents.any()?)
+    }
+}
+
+impl<T: Item> DeviceSeq<T> {
+    /// The items ordered by the key `key` computes from each (an element or a tuple of them,
+    /// in [`sort`](Self::sort)'s order), stably: a sort by a comparator is a sort by a key
+    /// function (`|x| (x % 2, x)` puts the evens first, each part ascending).
+    ///
+    /// Cost: as [`sort_pairs`](Self::sort_pairs) of the keys and the items; the keys are
+    /// computed inside the sort's first pass, not stored.
+    ///
+    /// # Errors
+    ///
+    /// As [`map`](Self::map) and [`sort_pairs`](Self::sort_pairs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq};
+    /// let dev = Device::auto()?;
+    /// let xs = DeviceSeq::from_slice(&dev, &[5u32, 2, 7, 4, 1, 2])?;
+    /// // Evens first, then odds, each ascending.
+    /// let got = xs.sort_by_key(|x| (x % 2, x))?;
+    /// assert_eq!(got.to_vec()?, [2, 2, 4, 1, 5, 7]);
+    /// // By square, stably (-2 stays before 2).
+    /// let ys = DeviceSeq::from_slice(&dev, &[3i32, -2, 2, -1])?;
+    /// assert_eq!(ys.sort_by_key(|y| y * y)?.to_vec()?, [-1, -2, 2, 3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn sort_by_key<R: Exprs>(&self, key: impl Fn(T::Exprs) -> R) -> Result<Self>
+    where
+        R::Item: Key,
+    {
+        Ok(self.map(key)?.sort_pairs(self)?.1)
     }
 }

@@ -36,5 +36,6 @@ mod segment;
 mod sharded;
 mod sort;
 mod threads;
+mod tuple_keys;
 mod views;
 mod writes;

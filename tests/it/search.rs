@@ -424,10 +424,19 @@ fn u32_positions_too_narrow() {
 
 /// The stable merge: ties take `a` first. Values: `i` for `a[i]`, `a.len() + j` for `b[j]`.
 fn merge_oracle<X: S>(a: &[X], b: &[X]) -> (Vec<X>, Vec<u32>) {
+    merge_oracle_by(a, b, X::total)
+}
+
+/// [`merge_oracle`] in the order `cmp`.
+pub fn merge_oracle_by<X: Copy>(
+    a: &[X],
+    b: &[X],
+    cmp: impl Fn(&X, &X) -> Ordering,
+) -> (Vec<X>, Vec<u32>) {
     let (mut i, mut j) = (0, 0);
     let (mut k, mut v) = (Vec::new(), Vec::new());
     while i < a.len() || j < b.len() {
-        let take_b = i == a.len() || (j < b.len() && b[j].total(&a[i]) == Ordering::Less);
+        let take_b = i == a.len() || (j < b.len() && cmp(&b[j], &a[i]) == Ordering::Less);
         if take_b {
             k.push(b[j]);
             v.push((a.len() + j) as u32);
@@ -1204,13 +1213,13 @@ crate::for_each_type!(
 
 /// Which of the four set operations.
 #[derive(Debug, Clone, Copy)]
-enum SetOp {
+pub enum SetOp {
     Union,
     Intersection,
     Difference,
     Symmetric,
 }
-const SET_OPS: [SetOp; 4] = [
+pub const SET_OPS: [SetOp; 4] = [
     SetOp::Union,
     SetOp::Intersection,
     SetOp::Difference,
@@ -1220,6 +1229,16 @@ const SET_OPS: [SetOp; 4] = [
 /// The sequential two-finger algorithm of C++'s `std::set_*` over ascending inputs (`total`'s
 /// order): the kept keys and, for each, its source (`a`'s position, or `b`'s plus `a.len()`).
 fn set_oracle<X: S>(op: SetOp, a: &[X], b: &[X]) -> (Vec<X>, Vec<u32>) {
+    set_oracle_by(op, a, b, X::total)
+}
+
+/// [`set_oracle`] in the order `cmp`.
+pub fn set_oracle_by<X: Copy>(
+    op: SetOp,
+    a: &[X],
+    b: &[X],
+    cmp: impl Fn(&X, &X) -> Ordering,
+) -> (Vec<X>, Vec<u32>) {
     let (mut i, mut j) = (0, 0);
     let (mut k, mut v) = (Vec::new(), Vec::new());
     let na = a.len() as u32;
@@ -1228,7 +1247,7 @@ fn set_oracle<X: S>(op: SetOp, a: &[X], b: &[X]) -> (Vec<X>, Vec<u32>) {
         v.push(from);
     };
     while i < a.len() && j < b.len() {
-        match a[i].total(&b[j]) {
+        match cmp(&a[i], &b[j]) {
             Ordering::Less => {
                 if !matches!(op, SetOp::Intersection) {
                     take(a[i], i as u32);
@@ -1259,7 +1278,7 @@ fn set_oracle<X: S>(op: SetOp, a: &[X], b: &[X]) -> (Vec<X>, Vec<u32>) {
     (k, v)
 }
 
-fn set_call<X: S>(op: SetOp, a: &DeviceSeq<X>, b: &DeviceSeq<X>) -> DeviceSeq<X> {
+pub fn set_call<X: devseq::Key>(op: SetOp, a: &DeviceSeq<X>, b: &DeviceSeq<X>) -> DeviceSeq<X> {
     match op {
         SetOp::Union => a.set_union(b),
         SetOp::Intersection => a.set_intersection(b),
@@ -1269,7 +1288,7 @@ fn set_call<X: S>(op: SetOp, a: &DeviceSeq<X>, b: &DeviceSeq<X>) -> DeviceSeq<X>
     .unwrap()
 }
 
-fn set_call_by_key<X: S, V: devseq::Item>(
+pub fn set_call_by_key<X: devseq::Key, V: devseq::Item>(
     op: SetOp,
     a: &DeviceSeq<X>,
     av: &DeviceSeq<V>,
