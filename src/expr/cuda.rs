@@ -1,7 +1,7 @@
 //! Expression graphs as CUDA C++: one `const` local a node, with the functions of
 //! `kernels/prelude.cuh`, which have the semantics that the host interpreter (`eval.rs`) has.
 
-use super::graph::{Bin, Cmp, Kind, Node, Un};
+use super::graph::{Bin, Cmp, Kind, Node, Un, loop_nexts};
 use crate::item::ScalarType;
 use std::fmt::Write;
 
@@ -19,9 +19,38 @@ pub(crate) fn print_nodes(
     indent: &str,
     leaf: impl Fn(&Node) -> String,
 ) -> String {
+    let mut depth = 0;
     for (i, n) in nodes.iter().enumerate() {
         let c = ctype(n.ty);
         let v = |k: &u32| format!("v{k}");
+        let pad = "    ".repeat(depth);
+        // A loop: its state in locals, its body in a `for`, the next state assigned at its end.
+        match &n.kind {
+            Kind::LoopVar(a) => {
+                let _ = writeln!(s, "{indent}{pad}{c} v{i} = {};", v(a));
+                continue;
+            }
+            Kind::LoopIndex(count) => {
+                let _ = writeln!(
+                    s,
+                    "{indent}{pad}for (u32 v{i} = 0; v{i} < {}; ++v{i}) {{",
+                    v(count)
+                );
+                depth += 1;
+                continue;
+            }
+            Kind::LoopEnd(_) => {
+                for k in loop_nexts(nodes, i) {
+                    if let Kind::LoopNext(var, _) = nodes[k].kind {
+                        let _ = writeln!(s, "{indent}{pad}v{var} = v{k};");
+                    }
+                }
+                depth -= 1;
+                let _ = writeln!(s, "{indent}{}}}", "    ".repeat(depth));
+                continue;
+            }
+            _ => {}
+        }
         let e = match &n.kind {
             Kind::Arg(_)
             | Kind::Param(_)
@@ -101,6 +130,8 @@ pub(crate) fn print_nodes(
                     _ => x,
                 }
             }
+            Kind::LoopNext(_, a) | Kind::LoopOut(a, _) => v(a),
+            Kind::LoopVar(_) | Kind::LoopIndex(_) | Kind::LoopEnd(_) => unreachable!(),
             Kind::FromBits(a) => {
                 let x = v(a);
                 let bits = n.ty.bits();
@@ -115,7 +146,7 @@ pub(crate) fn print_nodes(
                 }
             }
         };
-        let _ = writeln!(s, "{indent}const {c} v{i} = {e};");
+        let _ = writeln!(s, "{indent}{pad}const {c} v{i} = {e};");
     }
     format!("v{out}")
 }

@@ -3,7 +3,7 @@
 //! for a block of elements node by node in typed loops (`eval_block`), both through the same
 //! per-element operations (`apply`).
 
-use super::graph::{Bin, Cmp, Kind, Node, Un};
+use super::graph::{Bin, Cmp, Kind, Node, Un, loop_end, loop_nexts};
 use crate::item::{ScalarType, float_max, float_min};
 use half::{bf16, f16};
 
@@ -441,6 +441,9 @@ fn apply(nodes: &[Node], n: &Node, v: impl Fn(u32) -> Val) -> Val {
             }
         }
         Kind::Canon(a) => canonical(v(a)),
+        // A loop's values move as `eval` and `eval_block` run it.
+        Kind::LoopVar(a) | Kind::LoopNext(_, a) | Kind::LoopOut(a, _) => v(a),
+        Kind::LoopIndex(_) | Kind::LoopEnd(_) => Val::U32(0),
         // Leaves have no operands: their values come from the caller.
         Kind::Arg(_)
         | Kind::Param(_)
@@ -477,12 +480,38 @@ pub(crate) fn eval(
     vals: &mut [Val],
     mut leaf: impl FnMut(&Node, &[Val]) -> Val,
 ) -> Val {
-    for (i, n) in nodes.iter().enumerate() {
+    let mut i = 0;
+    while i < nodes.len() {
+        let n = &nodes[i];
+        match n.kind {
+            Kind::LoopIndex(count) if vals[count as usize].bits() == 0 => {
+                i = loop_end(nodes, i as u32) + 1;
+                continue;
+            }
+            Kind::LoopEnd(index) => {
+                for k in loop_nexts(nodes, i) {
+                    if let Kind::LoopNext(var, _) = nodes[k].kind {
+                        vals[var as usize] = vals[k];
+                    }
+                }
+                let Kind::LoopIndex(count) = nodes[index as usize].kind else {
+                    unreachable!("a loop ends at its index")
+                };
+                let next = vals[index as usize].bits() + 1;
+                if next < vals[count as usize].bits() {
+                    vals[index as usize] = Val::U32(next as u32);
+                    i = index as usize + 1;
+                    continue;
+                }
+            }
+            _ => {}
+        }
         vals[i] = if reads(n) {
             leaf(n, &vals[..i])
         } else {
             apply(nodes, n, |k| vals[k as usize])
         };
+        i += 1;
     }
     vals[out as usize]
 }
@@ -632,10 +661,51 @@ pub(crate) fn eval_block(
     lanes: &mut [Lanes],
     mut leaf: impl FnMut(&Node, &[Lanes], &mut Lanes),
 ) {
-    for (i, n) in nodes.iter().enumerate() {
+    let mut i = 0;
+    while i < nodes.len() {
+        let n = &nodes[i];
         let (done, rest) = lanes.split_at_mut(i);
         let lane = &mut rest[0];
         lane.clear();
+        i += 1;
+        // A loop runs all elements' iterations together: iteration `k` while any element has
+        // more than `k`; an element's state takes the next only in its own iterations.
+        match n.kind {
+            Kind::LoopIndex(count) => {
+                let most = (0..len).map(|j| done[count as usize].get(j).bits()).max();
+                if most.unwrap_or(0) == 0 {
+                    i = loop_end(nodes, i as u32 - 1) + 1;
+                } else {
+                    fill_lane::<u32>(lane, Val::U32(0), len);
+                }
+                continue;
+            }
+            Kind::LoopEnd(index) => {
+                let Kind::LoopIndex(count) = nodes[index as usize].kind else {
+                    unreachable!("a loop ends at its index")
+                };
+                let k = done[index as usize].get(0).bits();
+                for m in loop_nexts(nodes, i - 1) {
+                    if let Kind::LoopNext(var, _) = nodes[m].kind {
+                        for j in 0..len {
+                            if k < done[count as usize].get(j).bits() {
+                                let v = done[m].get(j);
+                                done[var as usize].set(j, v);
+                            }
+                        }
+                    }
+                }
+                let most = (0..len).map(|j| done[count as usize].get(j).bits()).max();
+                if k + 1 < most.unwrap_or(0) {
+                    let at = &mut done[index as usize];
+                    at.clear();
+                    fill_lane::<u32>(at, Val::U32(k as u32 + 1), len);
+                    i = index as usize + 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
         if reads(n) {
             leaf(n, done, lane);
             continue;
@@ -654,6 +724,10 @@ pub(crate) fn eval_block(
             Kind::Canon(a) => {
                 lane.push_strided(l(a), 0, 1, len);
                 lane.canonicalize();
+                true
+            }
+            Kind::LoopVar(a) | Kind::LoopNext(_, a) | Kind::LoopOut(a, _) => {
+                lane.push_strided(l(a), 0, 1, len);
                 true
             }
             _ => false,

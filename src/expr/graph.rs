@@ -102,6 +102,53 @@ pub(crate) enum Kind {
     /// operator (`Combiner::segmented`, `head_transform`) into a `Select` between an operand
     /// passed through and the operator's computed result.
     Canon(u32),
+    /// A loop (`Expr::fold_range`) is a region of nodes: a `LoopVar` a component of its
+    /// state, then its `LoopIndex`, the body, a `LoopNext` a state component, its `LoopEnd`,
+    /// then a `LoopOut` a component. `LoopVar(init)`: the state's component, `init` before the
+    /// first iteration; inside the body its value in the current iteration.
+    LoopVar(u32),
+    /// The iteration's number (a `u32`, from 0), for `count` (node, a `u32`) iterations.
+    LoopIndex(u32),
+    /// `LoopNext(var, v)`: the state component `var` takes `v` for the next iteration.
+    LoopNext(u32, u32),
+    /// The end of the body of the loop whose `LoopIndex` is the operand: the `LoopNext`s just
+    /// before it give the next state; the body runs again while iterations remain.
+    LoopEnd(u32),
+    /// `LoopOut(var, end)`: the state component `var` after the loop that `end` closes.
+    LoopOut(u32, u32),
+}
+
+impl Kind {
+    /// Whether the node is part of a loop's structure (never shared with an equal node).
+    pub fn is_loop(&self) -> bool {
+        matches!(
+            self,
+            Kind::LoopVar(_)
+                | Kind::LoopIndex(_)
+                | Kind::LoopNext(..)
+                | Kind::LoopEnd(_)
+                | Kind::LoopOut(..)
+        )
+    }
+}
+
+/// The `LoopEnd` that closes the loop whose `LoopIndex` is node `index`.
+pub(crate) fn loop_end(nodes: &[Node], index: u32) -> usize {
+    nodes
+        .iter()
+        .enumerate()
+        .skip(index as usize + 1)
+        .find(|(_, n)| n.kind == Kind::LoopEnd(index))
+        .map_or(nodes.len(), |(i, _)| i)
+}
+
+/// The `LoopNext` nodes of the loop that the `LoopEnd` at `end` closes (those just before it).
+pub(crate) fn loop_nexts(nodes: &[Node], end: usize) -> std::ops::Range<usize> {
+    let mut start = end;
+    while start > 0 && matches!(nodes[start - 1].kind, Kind::LoopNext(..)) {
+        start -= 1;
+    }
+    start..end
 }
 
 /// Whether node `id` of `nodes` passes a value through rather than computes it: a value read
@@ -176,8 +223,14 @@ impl Node {
             | Kind::FromBits(a)
             | Kind::Canon(a)
             | Kind::At(_, a, _)
-            | Kind::Head(a, _) => (Some(a), None, None),
-            Kind::Binary(_, a, b) | Kind::Cmp(_, a, b) => (Some(a), Some(b), None),
+            | Kind::Head(a, _)
+            | Kind::LoopVar(a)
+            | Kind::LoopIndex(a)
+            | Kind::LoopEnd(a) => (Some(a), None, None),
+            Kind::Binary(_, a, b)
+            | Kind::Cmp(_, a, b)
+            | Kind::LoopNext(a, b)
+            | Kind::LoopOut(a, b) => (Some(a), Some(b), None),
             Kind::Select(c, a, b) => (Some(c), Some(a), Some(b)),
             _ => (None, None, None),
         };
@@ -221,6 +274,11 @@ impl Node {
             Kind::Binary(op, a, b) => Kind::Binary(op, f(a), f(b)),
             Kind::Cmp(op, a, b) => Kind::Cmp(op, f(a), f(b)),
             Kind::Select(c, a, b) => Kind::Select(f(c), f(a), f(b)),
+            Kind::LoopVar(a) => Kind::LoopVar(f(a)),
+            Kind::LoopIndex(a) => Kind::LoopIndex(f(a)),
+            Kind::LoopNext(a, b) => Kind::LoopNext(f(a), f(b)),
+            Kind::LoopEnd(a) => Kind::LoopEnd(f(a)),
+            Kind::LoopOut(a, b) => Kind::LoopOut(f(a), f(b)),
             k => k,
         };
         Node { ty: self.ty, kind }
@@ -273,6 +331,9 @@ const HEAVY_NODES: usize = 64;
 #[derive(Debug)]
 pub(crate) struct Builder {
     pub nodes: Vec<Node>,
+    /// Whether node i may stand for an equal node added later: not a loop's structure, and not
+    /// in the body of a loop that has ended (its values are the last iteration's, if any ran).
+    shareable: Vec<bool>,
     /// The nodes by value, kept once there are more than `SCAN` (fewer are searched in order:
     /// hashing a node costs more than comparing it with a closure's few nodes).
     index: HashMap<Node, u32, crate::hash::Fast>,
@@ -286,6 +347,7 @@ impl Default for Builder {
     fn default() -> Self {
         Builder {
             nodes: Vec::with_capacity(8),
+            shareable: Vec::with_capacity(8),
             index: HashMap::default(),
         }
     }
@@ -294,11 +356,20 @@ impl Default for Builder {
 impl Builder {
     /// The index of `node`, appended unless an equal node is there.
     pub fn add(&mut self, node: Node) -> u32 {
-        let found = if self.nodes.len() <= SCAN {
-            self.nodes.iter().position(|n| *n == node).map(|i| i as u32)
+        let shareable = !node.kind.is_loop();
+        let found = if !shareable {
+            None
+        } else if self.nodes.len() <= SCAN {
+            (0..self.nodes.len())
+                .find(|&i| self.shareable[i] && self.nodes[i] == node)
+                .map(|i| i as u32)
         } else {
             if self.index.is_empty() {
-                self.index = (0..).zip(&self.nodes).map(|(i, n)| (*n, i)).collect();
+                self.index = (0..)
+                    .zip(&self.nodes)
+                    .filter(|&(i, _)| self.shareable[i as usize])
+                    .map(|(i, n)| (*n, i))
+                    .collect();
             }
             self.index.get(&node).copied()
         };
@@ -307,8 +378,17 @@ impl Builder {
         }
         let i = self.nodes.len() as u32;
         self.nodes.push(node);
-        if !self.index.is_empty() {
+        self.shareable.push(shareable);
+        if shareable && !self.index.is_empty() {
             self.index.insert(node, i);
+        }
+        if let Kind::LoopEnd(index) = node.kind {
+            // The body's values are the iteration's: nothing after the loop shares them.
+            for k in index as usize + 1..i as usize {
+                if std::mem::take(&mut self.shareable[k]) && !self.index.is_empty() {
+                    self.index.remove(&self.nodes[k]);
+                }
+            }
         }
         i
     }
@@ -321,6 +401,12 @@ impl Builder {
             if live[i] {
                 for o in self.nodes[i].operands() {
                     live[o as usize] = true;
+                }
+                // A loop that runs computes all of its state.
+                if let Kind::LoopEnd(_) = self.nodes[i].kind {
+                    for k in loop_nexts(&self.nodes, i) {
+                        live[k] = true;
+                    }
                 }
             }
         }

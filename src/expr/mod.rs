@@ -190,6 +190,81 @@ pub(crate) fn trace<R: Exprs>(
     })
 }
 
+impl Expr<u32> {
+    /// A loop inside an element function: `state = f(k, state)` for `k = 0, 1, …, count - 1`,
+    /// from `init`, and the state after the last iteration (`init` where `count` is 0). The
+    /// state is an `Expr` or a tuple of them; `count` a `u32` or an `Expr<u32>` (each element
+    /// may loop a different number of times).
+    ///
+    /// `f` is traced once, and the loop is compiled as a loop: the state stays in registers,
+    /// and the kernel's code does not grow with `count` (where a Rust `for` around `Expr`
+    /// operations would trace `count` copies of its body). The host backend runs the same
+    /// loop, with the same bits for the exact operations.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Expr};
+    /// let dev = Device::auto()?;
+    /// // The first 1 + (i % 5) terms of a geometric series, and how many were added.
+    /// let xs = DeviceSeq::<u32>::sequence(&dev, 6)?;
+    /// let sums = xs.map(|i| {
+    ///     let init = (Expr::constant(0.0f32), Expr::constant(1.0f32), Expr::constant(0u32));
+    ///     let (sum, _, n) = Expr::fold_range(i % 5 + 1, init, |_, (sum, term, n)| {
+    ///         (sum + term, term * 0.5, n + 1)
+    ///     });
+    ///     (sum, n)
+    /// })?;
+    /// assert_eq!(sums.to_vec()?, [(1.0, 1), (1.5, 2), (1.75, 3), (1.875, 4), (1.9375, 5), (1.0, 1)]);
+    /// // A linear congruential generator run 1000 times an element, its state in registers.
+    /// let last = xs.map(|i| Expr::fold_range(1000u32, i + 1, |_, x| x * 1_664_525 + 1_013_904_223))?;
+    /// let mut want = 3u32;
+    /// for _ in 0..1000 { want = want.wrapping_mul(1_664_525).wrapping_add(1_013_904_223); }
+    /// assert_eq!(last.to_vec()?[2], want);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn fold_range<S: Exprs>(
+        count: impl IntoExpr<u32>,
+        init: S,
+        f: impl Fn(Expr<u32>, S) -> S,
+    ) -> S {
+        let inits = init.nodes();
+        let count = count.into_expr(inits[0].0);
+        let graph = inits.iter().fold(count.graph, |g, &(h, _)| joint(g, h));
+        let types = <S::Item as crate::item::Item>::TYPES;
+        let node = |ty, kind| push(graph, Node { ty, kind }, 0);
+        let vars: Vec<u32> = inits
+            .iter()
+            .zip(types)
+            .map(|(&(_, init), &ty)| node(ty, Kind::LoopVar(init)))
+            .collect();
+        let index = node(ScalarType::U32, Kind::LoopIndex(count.id));
+        let k = Expr::<u32> {
+            id: index,
+            graph,
+            _t: PhantomData,
+        };
+        let next = f(k, S::from_nodes(graph, &vars)).nodes();
+        if next.iter().any(|&(g, _)| g != graph) {
+            refuse(
+                graph,
+                "fold_range's function returned an Expr it did not compute from its arguments"
+                    .into(),
+            );
+        }
+        for ((&var, &(_, v)), &ty) in vars.iter().zip(&next).zip(types) {
+            node(ty, Kind::LoopNext(var, v));
+        }
+        let end = node(ScalarType::U32, Kind::LoopEnd(index));
+        let outs: Vec<u32> = vars
+            .iter()
+            .zip(types)
+            .map(|(&var, &ty)| node(ty, Kind::LoopOut(var, end)))
+            .collect();
+        S::from_nodes(graph, &outs)
+    }
+}
+
 /// Something that can be the operand of an `Expr<T>` operation: an `Expr<T>` or a plain `T`.
 ///
 /// # Examples

@@ -21,6 +21,7 @@ mod items;
 mod large;
 mod lazy;
 mod limits;
+mod loops;
 mod map;
 mod neighbours;
 mod props;

@@ -181,6 +181,26 @@ fn lazy() -> Vec<SourceKey> {
     }
     let u = Source::random(Rand::Uniform, ScalarType::F32, 1, 100);
     v.push(SourceKey::assuming(&Source::map(&[&u], &b, 100), 4));
+    // Loops (`fold_range`): a state of three types, a count from a column, a loop in the body.
+    let looped = trace(&[ScalarType::U32, ScalarType::F32], |a, id| {
+        let n = Expr::<u32>::from_node(id, a[0]);
+        let x = Expr::<f32>::from_node(id, a[1]);
+        let init = (x, Expr::constant(0u64), n);
+        let (s, c, _) = Expr::fold_range(n % 17, init, |k, (s, c, h)| {
+            let inner = Expr::fold_range(k, h, |j, t| t * 3 + j);
+            (
+                s * 0.5 + inner.cast::<f32>(),
+                c + (inner & 1).cast::<u64>(),
+                inner,
+            )
+        });
+        s.cast::<f64>() + c.cast::<f64>()
+    })
+    .unwrap();
+    v.push(SourceKey::assuming(
+        &Source::map(&[&col(ScalarType::U32), &col(ScalarType::F32)], &looped, 10),
+        4,
+    ));
     v
 }
 
