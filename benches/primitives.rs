@@ -12,7 +12,7 @@
 //! lines the peer does not have (for tuning: the segmented scan of i64, segmented scans of
 //! views at an odd offset, segmented_reduce, and `scatter` with the copy of its base).
 
-use devseq::{Device, DeviceSeq, Op, Result};
+use devseq::{Device, DeviceSeq, Expr, Op, Result};
 
 mod common;
 use common::hash;
@@ -52,6 +52,23 @@ impl Bench {
         );
         Ok(())
     }
+}
+
+/// The points inside the unit circle of thread `t`'s 256 samples: a Park-Miller generator
+/// (`x = 48271 x mod 2^31 - 1`) started from the peer's hash of `t`, two draws a sample.
+fn pi_hits(t: Expr<u32>) -> Expr<u64> {
+    const M: u64 = 2_147_483_647;
+    let x = hash(t).cast::<u64>() % M;
+    let x = Expr::select(x.eq(0u64), Expr::constant(1u64), x);
+    let unit = |x: Expr<u64>| x.cast::<u32>().cast::<f32>() * (1.0 / 2_147_483_648.0);
+    let (_, hits) = Expr::fold_range(256u32, (x, Expr::constant(0u32)), |_, (x, hits)| {
+        let x = x * 48_271u64 % M;
+        let u = unit(x);
+        let x = x * 48_271u64 % M;
+        let v = unit(x);
+        (x, hits + (u * u + v * v).le(1.0).cast::<u32>())
+    });
+    hits.cast::<u64>()
 }
 
 fn main() -> Result<()> {
@@ -176,6 +193,22 @@ fn main() -> Result<()> {
             b.run("set_union_u32", lg, 7.0, || sa.set_union(&sb).map(drop))?;
             b.run("set_intersection_u32", lg, 5.0, || {
                 sa.set_intersection(&sb).map(drop)
+            })?;
+        }
+        {
+            // The peer's tuple sort: (hi, lo) pairs as two columns, hi = hash(i) >> 20 (4096
+            // values, many ties), sorted lexicographically and returned as two columns.
+            let hi = keys.map(|k| k >> 20u32)?.copy()?;
+            let lo = idx.map(|i| hash(i ^ 0x5bd1e995u32))?.copy()?;
+            let pairs = DeviceSeq::zip(&hi, &lo)?;
+            b.run("sort_tuple_u32_u32", lg, 16.0, || pairs.sort().map(drop))?;
+        }
+        {
+            // The peer's Monte Carlo: a thread of 256 samples an element, its generator's
+            // state in registers through the loop.
+            let threads = DeviceSeq::<u32>::sequence(&dev, n / 256)?;
+            b.run("monte_carlo_pi_f32", lg, 0.0, || {
+                threads.map(pi_hits)?.reduce_to_seq(Op::Add).map(drop)
             })?;
         }
         b.run("sort_u32", lg, 8.0, || keys.sort().map(drop))?;
