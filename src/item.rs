@@ -1,5 +1,5 @@
 //! The item types of `DeviceSeq<T>` and what the backends need to know about them: the thirteen
-//! element types (`Element`), tuples of 2 to 4 of them (`Item`), and the symbolic values that
+//! element types (`Element`), tuples of 2 to 8 of them (`Item`), and the symbolic values that
 //! closures see (`Expr`, and `Exprs` for an item's tuple of them; their operations and the
 //! tracing are in `src/expr/`).
 
@@ -7,7 +7,7 @@ use half::{bf16, f16};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -334,8 +334,8 @@ pub trait Flag: Element {}
 impl Flag for bool {}
 impl Flag for u8 {}
 
-/// A type `DeviceSeq<T>` can hold: an [`Element`], or a tuple `(A, B)`, `(A, B, C)` or
-/// `(A, B, C, D)` of elements, stored as one column per component (structure of arrays).
+/// A type `DeviceSeq<T>` can hold: an [`Element`], or a tuple of 2 to 8 elements (`(A, B)`,
+/// `(A, B, C)`, …), stored as one column per component (structure of arrays).
 ///
 /// Closures over a sequence of items see `T::Exprs`: an [`Expr<T>`] for an element, a tuple of
 /// `Expr`s for a tuple; they may return either (trait [`Exprs`]), and the result's item type
@@ -359,7 +359,7 @@ pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'stati
     const TYPES: &'static [ScalarType];
     /// The stored bits of each component (zero-extended; unused slots zero).
     #[doc(hidden)]
-    fn item_bits(&self) -> [u64; 4];
+    fn item_bits(&self) -> [u64; MAX_COMPONENTS];
     /// The item whose components have these stored bits.
     #[doc(hidden)]
     fn from_item_bits(bits: &[u64]) -> Self;
@@ -396,7 +396,7 @@ pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'stati
             .collect::<crate::Result<Vec<_>>>()?;
         Ok((0..n)
             .map(|i| {
-                let mut bits = [0u64; 4];
+                let mut bits = [0u64; MAX_COMPONENTS];
                 for (k, ty) in Self::TYPES.iter().enumerate() {
                     let s = ty.size();
                     let mut w = [0u8; 8];
@@ -409,7 +409,7 @@ pub trait Item: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'stati
     }
 }
 
-/// The symbolic values a closure returns: an [`Expr`], or a tuple of 2 to 4 of them; `Item`
+/// The symbolic values a closure returns: an [`Expr`], or a tuple of 2 to 8 of them; `Item`
 /// is the item type of the sequence it makes.
 ///
 /// # Examples
@@ -454,8 +454,8 @@ macro_rules! tuple_items {
         impl<$($T: Element),+> Item for ($($T,)+) {
             type Exprs = ($(Expr<$T>,)+);
             const TYPES: &'static [ScalarType] = &[$($T::TYPE),+];
-            fn item_bits(&self) -> [u64; 4] {
-                let mut b = [0u64; 4];
+            fn item_bits(&self) -> [u64; MAX_COMPONENTS] {
+                let mut b = [0u64; MAX_COMPONENTS];
                 $(b[$k] = Element::to_bits(self.$k);)+
                 b
             }
@@ -478,10 +478,17 @@ tuple_items! {
     (A 0, B 1)
     (A 0, B 1, C 2)
     (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
+/// The most components an item has (a tuple of up to eight elements).
+pub(crate) const MAX_COMPONENTS: usize = 8;
+
 /// An item that orders: an [`Element`], in the order `sort` uses for it (`total_cmp` for
-/// floats), or a tuple of them, ordered lexicographically (the first component first, each in
+/// floats), or a tuple of up to eight of them, ordered lexicographically (the first component first, each in
 /// its own order). Sorts, searches, merges, runs and set operations take `Key`s.
 ///
 /// # Examples
@@ -528,6 +535,10 @@ tuple_keys! {
     (A 0, B 1)
     (A 0, B 1, C 2)
     (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
 
 /// Arithmetic on the host compute types (`i8` … `u64`, `f32`, `f64`), with the semantics of
@@ -678,8 +689,10 @@ macro_rules! element_item {
         impl Item for $t {
             type Exprs = Expr<$t>;
             const TYPES: &'static [ScalarType] = &[ScalarType::$tag];
-            fn item_bits(&self) -> [u64; 4] {
-                [Element::to_bits(*self), 0, 0, 0]
+            fn item_bits(&self) -> [u64; MAX_COMPONENTS] {
+                let mut b = [0u64; MAX_COMPONENTS];
+                b[0] = Element::to_bits(*self);
+                b
             }
             fn from_item_bits(bits: &[u64]) -> Self {
                 <Self as Element>::from_bits(bits[0])

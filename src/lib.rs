@@ -69,7 +69,7 @@ pub use expr::{Condition, IntoExpr, Unsigned};
 pub use half::{bf16, f16};
 pub use item::{Element, Expr, Exprs, Flag, Float, Index, Integer, Item, Key};
 pub use op::Op;
-pub use seq::DeviceSeq;
+pub use seq::{DeviceSeq, ZipSeqs};
 pub use sharded::{DeviceGroup, ShardedSeq};
 
 #[doc(hidden)]

@@ -22,6 +22,7 @@ mod sort;
 mod view;
 mod write;
 mod zip;
+pub use zip::ZipSeqs;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

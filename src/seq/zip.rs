@@ -3,7 +3,7 @@
 
 use super::{DeviceSeq, length};
 use crate::error::Result;
-use crate::item::Element;
+use crate::item::{Element, Item};
 
 impl<A: Element, B: Element> DeviceSeq<(A, B)> {
     /// The sequence of pairs `(a[i], b[i])`: O(1), no copy (the pairs' components are `a` and
@@ -168,4 +168,101 @@ impl<A: Element, B: Element, C: Element, D: Element> DeviceSeq<(A, B, C, D)> {
             DeviceSeq::from_source(dv, s[3].clone()),
         )
     }
+}
+
+/// Sequences to zip into one sequence of tuples: a tuple of 2 to 8 `&DeviceSeq`s of elements
+/// (for [`DeviceSeq::zip_all`]).
+pub trait ZipSeqs: crate::item::sealed::Sealed {
+    /// The item of the zipped sequence.
+    type Item: Item;
+    /// The zipped sequence, the sequences checked alike.
+    #[doc(hidden)]
+    fn zipped(&self) -> Result<DeviceSeq<Self::Item>>;
+}
+
+impl<T: Item> DeviceSeq<T> {
+    /// The sequence of tuples `(a[i], b[i], …)` of 2 to 8 sequences of elements: O(1), no copy,
+    /// as [`zip`](DeviceSeq::zip) (`zip_all((&a, &b))` is `zip(&a, &b)`).
+    ///
+    /// # Errors
+    ///
+    /// `Error::LengthMismatch`; `Error::DeviceMismatch`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceSeq, Expr};
+    /// let dev = Device::auto()?;
+    /// let x = DeviceSeq::from_slice(&dev, &[1.5f64, -2.0, 4.0])?;
+    /// let n = DeviceSeq::<u64>::sequence(&dev, 3)?;
+    /// // Seven statistics of one pass: count, sum, sum of squares, min, max, first, last.
+    /// let ones = n.map(|_| Expr::constant(1u64))?;
+    /// let stats = DeviceSeq::zip_all((&ones, &x, &x.map(|v| v * v)?, &x, &x, &n, &n))?;
+    /// let (count, sum, sq, lo, hi, _, _) = stats
+    ///     .reduce_with(|a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3.min(b.3), a.4.max(b.4), a.5, b.6))?
+    ///     .unwrap();
+    /// assert_eq!((count, sum, sq, lo, hi), (3, 3.5, 22.25, -2.0, 4.0));
+    /// assert_eq!(stats.unzip().6.to_vec()?, [0, 1, 2]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn zip_all<Z: ZipSeqs<Item = T>>(seqs: Z) -> Result<Self> {
+        seqs.zipped()
+    }
+}
+
+macro_rules! zip_seqs {
+    ($(($A:ident $a:tt $(, $T:ident $k:tt)+))*) => {$(
+        impl<$A: Element $(, $T: Element)+> crate::item::sealed::Sealed
+            for (&DeviceSeq<$A>, $(&DeviceSeq<$T>,)+) {}
+        impl<$A: Element $(, $T: Element)+> ZipSeqs for (&DeviceSeq<$A>, $(&DeviceSeq<$T>,)+) {
+            type Item = ($A, $($T,)+);
+            fn zipped(&self) -> Result<DeviceSeq<Self::Item>> {
+                let first = self.$a;
+                $(
+                    first.same_device(self.$k)?;
+                    length(first.len(), self.$k.len())?;
+                )+
+                let comps = vec![first.source().clone() $(, self.$k.source().clone())+];
+                Ok(DeviceSeq::from_sources(first.device(), comps))
+            }
+        }
+    )*};
+}
+zip_seqs! {
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
+
+macro_rules! unzip_wide {
+    ($(($($T:ident $k:tt),+))*) => {$(
+        impl<$($T: Element),+> DeviceSeq<($($T,)+)> {
+            /// The components: O(1), no copy.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use devseq::{Device, DeviceSeq};
+            /// let dev = Device::auto()?;
+            /// let x = DeviceSeq::<u8>::sequence(&dev, 2)?;
+            /// let wide = DeviceSeq::zip_all((&x, &x, &x, &x, &x, &x, &x, &x))?;
+            /// assert_eq!(wide.unzip().7.to_vec()?, [0, 1]);
+            /// # Ok::<(), devseq::Error>(())
+            /// ```
+            pub fn unzip(&self) -> ($(DeviceSeq<$T>,)+) {
+                let (d, s) = (self.device(), self.sources());
+                ($(DeviceSeq::from_source(d, s[$k].clone()),)+)
+            }
+        }
+    )*};
+}
+unzip_wide! {
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }

@@ -25,7 +25,7 @@ kernel_params!(
     /// `partial` one `Opt` item a block, `done` the blocks-finished counter, `result` the
     /// reduction's words, `words` the combiner's constants, then the initial item's words
     /// (`consts`: the same in device memory where they are more than `WORDS`), `excl` whether
-    /// the scan starts from the initial item, `out0..out3` the stored components; the
+    /// the scan starts from the initial item, `out0..out7` the stored components; the
     /// single-pass scan's look-back (as `ScanParams`): `counter`, `status`, `base`, `epoch`,
     /// `tiles`.
     AssocParams {
@@ -39,6 +39,10 @@ kernel_params!(
         out1: Ptr,
         out2: Ptr,
         out3: Ptr,
+        out4: Ptr,
+        out5: Ptr,
+        out6: Ptr,
+        out7: Ptr,
         excl: u32,
         counter: Ptr,
         status: Ptr,
@@ -523,6 +527,10 @@ pub(crate) fn scan(
     s.params.out1 = at(1);
     s.params.out2 = at(2);
     s.params.out3 = at(3);
+    s.params.out4 = at(4);
+    s.params.out5 = at(5);
+    s.params.out6 = at(6);
+    s.params.out7 = at(7);
     let columns = |outs: Vec<Buffer>| {
         outs.into_iter()
             .enumerate()
@@ -630,7 +638,23 @@ pub(crate) mod check {
                 .iter()
                 .any(|n| matches!(n.kind, Kind::Canon(_)))
         );
-        for c in [affine, seg_affine, arg.clone(), arg.segmented()] {
+        // An item of eight components (every output column), non-commutative.
+        type Eight = (u8, f64, i16, u32, u64, f32, bool, i8);
+        let eight = Combiner::trace::<Eight>(|x, y| {
+            let bits = x.6 | y.6;
+            (
+                x.0.max(y.0),
+                x.1 + y.1,
+                x.2 ^ y.2,
+                y.3,
+                x.4 + y.4,
+                x.5.min(y.5),
+                bits,
+                x.7 + y.7,
+            )
+        })
+        .expect("trace");
+        for c in [affine, seg_affine, arg.clone(), arg.segmented(), eight] {
             let vec = vec_of(&c);
             let f = Some(Arc::new(c.shape()));
             let sources: Vec<SourceKey> =
