@@ -2,7 +2,8 @@
 //! needle whose top levels are samples of the haystack in shared memory. Where the haystack
 //! is larger than the L2 cache and the needles many, random searches would each cost a
 //! chain of trips to memory; the needles are sorted instead (with their positions), merged
-//! with the haystack (`merge::rank`, which reads each once), and their ranks scattered back.
+//! with the haystack (`merge::rank`, which reads each once), and their ranks scattered back;
+//! needles the caller knows ascending (the set operations') are merged as they are.
 
 use super::gpu::Gpu;
 use super::key::{SearchKey, Template};
@@ -50,8 +51,9 @@ fn key(upper: bool, idx: ScalarType) -> SearchKey {
 }
 
 /// For each needle, the first position of `hay` whose key is `>=` it (`>` where `upper`), as
-/// indices of type `idx`. Needles not known ascending (`ascending_needles`) are sorted first
-/// where there are many and the haystack is larger than the L2 cache.
+/// indices of type `idx`. Where there are many needles and the haystack is larger than the L2
+/// cache, needles not known ascending (`ascending_needles`) are sorted first, and ascending
+/// ones are merged with the haystack as they are.
 pub(crate) fn search(
     gpu: &Gpu,
     hay: &Source,
@@ -61,11 +63,17 @@ pub(crate) fn search(
     ascending_needles: bool,
 ) -> Result<Buffer> {
     let (n, len) = (needles.len, hay.len);
-    if !ascending_needles
-        && n >= tuning::SEARCH_SORTED_NEEDLES
+    if n >= tuning::SEARCH_SORTED_NEEDLES
         && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
     {
-        return sorted_search(gpu, hay, needles, upper, idx);
+        if !ascending_needles {
+            return sorted_search(gpu, hay, needles, upper, idx);
+        }
+        // Ascending already: merged with the haystack as they are, each read once.
+        let ranks = Buffer::new(gpu, n * idx.size())?;
+        gpu.fill(&ranks, 4, 0, n * idx.size() / 4)?;
+        merge::rank(gpu, needles, hay, upper, &ranks, idx)?;
+        return Ok(ranks);
     }
     let out = Buffer::new(gpu, n * idx.size())?;
     if n == 0 {
