@@ -312,6 +312,56 @@ template <class C> DS_DEV C rem(C a, C b) {
   if constexpr (sizeof(C) == 8) return wide_remainder(a, b);
   else return (C)(a % b);
 }
+// Division of u32 or u64 values by a divisor that a loop does not change (`fold_range`): its
+// reciprocal is made once, before the loop (`divider`), and each quotient is then a
+// multiply-high, an add and two shifts, where the GPU's division is a routine of dozens of
+// instructions. Granlund and Montgomery's method for every divisor from 1: with
+// l = ceil(log2 d) and m = floor(2^N (2^l - d) / d) + 1, the quotient of a is
+// (t + ((a - t) >> min(l, 1))) >> max(l - 1, 0), t = mulhi(m, a); exactly a / d. A divisor
+// of 0 keeps the semantics of `div` and `rem`.
+template <class C> struct Divider {
+  C d, m;
+  u32 s1, s2;
+};
+template <class C> DS_DEV Divider<C> divider(C d) {
+  static_assert(sizeof(C) >= 4 && !traits<C>::is_signed, "u32 or u64 divisors");
+  Divider<C> r{d, 0, 0, 0};
+  if (d == 0) return r;
+  const u32 l = sizeof(C) == 8 ? 64 - __clzll((long long)(d - 1)) : 32 - __clz((int)(d - 1));
+  const C below = (l == traits<C>::bits ? (C)0 : (C)((C)1 << l)) - d;  // 2^l - d, mod 2^N
+  if constexpr (sizeof(C) == 8) {
+    // floor(below 2^64 / d), below < d, by long division (once before the loop).
+    u64 q = 0, rest = below;
+#pragma unroll 1
+    for (int k = 0; k < 64; ++k) {
+      const bool carry = (rest >> 63) != 0;
+      rest <<= 1;
+      q <<= 1;
+      if (carry || rest >= d) {
+        rest -= d;
+        q |= 1;
+      }
+    }
+    r.m = q + 1;
+  } else {
+    r.m = (C)((((u64)below) << 32) / d) + 1;
+  }
+  r.s1 = l < 1 ? l : 1;
+  r.s2 = l > 0 ? l - 1 : 0;
+  return r;
+}
+template <class C> DS_DEV C quotient_by(C a, const Divider<C>& v) {
+  C t;
+  if constexpr (sizeof(C) == 8) t = __umul64hi(v.m, a);
+  else t = __umulhi(v.m, a);
+  return (t + ((a - t) >> v.s1)) >> v.s2;
+}
+template <class C> DS_DEV C div_by(C a, const Divider<C>& v) {
+  return v.d == 0 ? (C)0 : quotient_by(a, v);
+}
+template <class C> DS_DEV C rem_by(C a, const Divider<C>& v) {
+  return v.d == 0 ? a : (C)(a - quotient_by(a, v) * v.d);
+}
 template <class C> DS_DEV C bit_and(C a, C b) { return (C)(a & b); }
 template <class C> DS_DEV C bit_or(C a, C b) { return (C)(a | b); }
 template <class C> DS_DEV C bit_xor(C a, C b) { return (C)(a ^ b); }

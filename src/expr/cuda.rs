@@ -20,6 +20,7 @@ pub(crate) fn print_nodes(
     leaf: impl Fn(&Node) -> String,
 ) -> String {
     let mut depth = 0;
+    let invariant = invariant_divisors(nodes);
     for (i, n) in nodes.iter().enumerate() {
         let c = ctype(n.ty);
         let v = |k: &u32| format!("v{k}");
@@ -31,6 +32,23 @@ pub(crate) fn print_nodes(
                 continue;
             }
             Kind::LoopIndex(count) => {
+                // The reciprocals of the divisors the body divides by, made once.
+                let mut made: Vec<u32> = Vec::new();
+                for &((l, b), _) in invariant.iter().filter(|&&((l, _), _)| l == i as u32) {
+                    if !made.contains(&b) {
+                        made.push(b);
+                        let d = &nodes[b as usize];
+                        let (t, x) = match d.kind {
+                            // A constant of the body, read where it is needed.
+                            Kind::Param(_) if b >= l => (ctype(d.ty), leaf(d)),
+                            _ => (ctype(d.ty), format!("v{b}")),
+                        };
+                        let _ = writeln!(
+                            s,
+                            "{indent}{pad}const ds::Divider<{t}> dv{b}_{l} = ds::divider<{t}>({x});"
+                        );
+                    }
+                }
                 let _ = writeln!(
                     s,
                     "{indent}{pad}for (u32 v{i} = 0; v{i} < {}; ++v{i}) {{",
@@ -51,6 +69,11 @@ pub(crate) fn print_nodes(
             }
             _ => {}
         }
+        // A division by a divisor the loop around it does not change: that loop's index.
+        let by_invariant = invariant
+            .iter()
+            .find(|&&(_, k)| k == i as u32)
+            .map(|&((l, _), _)| l);
         let e = match &n.kind {
             Kind::Arg(_)
             | Kind::Param(_)
@@ -77,6 +100,11 @@ pub(crate) fn print_nodes(
                     Un::Round => "ds::round_".into(),
                 };
                 format!("{f}({})", v(a))
+            }
+            Kind::Binary(op @ (Bin::Div | Bin::Rem), a, b) if by_invariant.is_some() => {
+                let l = by_invariant.unwrap_or_default();
+                let f = if *op == Bin::Div { "div_by" } else { "rem_by" };
+                format!("ds::{f}<{c}>({}, dv{b}_{l})", v(a))
             }
             Kind::Binary(op, a, b) => {
                 let f = match op {
@@ -149,4 +177,38 @@ pub(crate) fn print_nodes(
         let _ = writeln!(s, "{indent}{pad}const {c} v{i} = {e};");
     }
     format!("v{out}")
+}
+
+/// The divisions of `u32` and `u64` values inside a loop's body by a divisor the loop does not
+/// change (defined before the loop's state, or a constant): `((loop, divisor), node)`, the loop its
+/// `LoopIndex`, for `print_nodes` to make each divisor's reciprocal once before the loop.
+fn invariant_divisors(nodes: &[Node]) -> Vec<((u32, u32), u32)> {
+    let mut out = Vec::new();
+    // The innermost open loop's index and the first node of its state.
+    let mut open: Vec<(u32, u32)> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        match n.kind {
+            Kind::LoopIndex(_) => {
+                let mut start = i;
+                while start > 0 && matches!(nodes[start - 1].kind, Kind::LoopVar(_)) {
+                    start -= 1;
+                }
+                open.push((i as u32, start as u32));
+            }
+            Kind::LoopEnd(_) => {
+                open.pop();
+            }
+            Kind::Binary(Bin::Div | Bin::Rem, _, b)
+                if matches!(n.ty, ScalarType::U32 | ScalarType::U64) =>
+            {
+                if let Some(&(l, start)) = open.last()
+                    && (b < start || matches!(nodes[b as usize].kind, Kind::Param(_)))
+                {
+                    out.push(((l, b), i as u32));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }

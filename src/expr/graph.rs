@@ -305,6 +305,14 @@ impl Graph {
             && !matches!(self.nodes[self.out as usize].kind, Kind::Random(..))
     }
 
+    /// Whether the graph runs a loop (`Expr::fold_range`): an element may cost many operations,
+    /// so kernels that read it take one element a thread at a time, as many threads as fit.
+    pub fn loops(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| matches!(n.kind, Kind::LoopIndex(_)))
+    }
+
     /// Whether the element function's code would dominate a kernel's compile where it is
     /// copied into every item of every load path, so that the quick form calls it rather than
     /// inlining it: where a node calls a transcendental function of the math library (exp, ln,

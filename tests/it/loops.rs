@@ -246,3 +246,113 @@ fn loops_refuse_values_of_other_closures() {
     let r = xs.map(|x| Expr::fold_range(3u32, x, |_, _| stale));
     assert!(matches!(r, Err(devseq::Error::InvalidArgument(_))), "{r:?}");
 }
+
+/// `q ^ r.rotate_left(7)` over `count` LCG draws from `x`, dividing each by `d` with the API's
+/// semantics (by 0: quotient 0, remainder the dividend).
+fn host_divisions(mut x: u64, d: u64, count: u32) -> u64 {
+    let mut acc = 0u64;
+    for _ in 0..count {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let (q, r) = if d == 0 { (0, x) } else { (x / d, x % d) };
+        acc = acc.wrapping_add(q ^ r.rotate_left(7));
+        acc ^= (x >> 40) / (d | 1);
+    }
+    acc
+}
+
+fn traced_divisions(x: Expr<u64>, d: Expr<u64>, count: u32) -> Expr<u64> {
+    let (_, acc) = Expr::fold_range(count, (x, Expr::constant(0u64)), |_, (x, acc)| {
+        let x = x * 6_364_136_223_846_793_005u64 + 1_442_695_040_888_963_407u64;
+        let (q, r) = (x / d, x % d);
+        let acc = acc + (q ^ ((r << 7u32) | (r >> 57u32)));
+        (x, acc ^ ((x >> 40u32) / (d | 1u64)))
+    });
+    acc
+}
+
+/// Divisions inside loops by divisors the loops do not change (a constant, or a value of the
+/// element from outside the loop) take a reciprocal made before the loop on the GPU: every
+/// divisor class (0, 1, powers of two, around 2^31, 2^32 and 2^63, the largest) gives the exact
+/// quotients and remainders.
+#[test]
+fn divisions_in_loops_by_what_the_loop_does_not_change() {
+    let divisors: Vec<u64> = vec![
+        0,
+        1,
+        2,
+        3,
+        7,
+        10,
+        (1 << 31) - 1,
+        1 << 31,
+        (1 << 31) + 1,
+        (1 << 32) - 1,
+        1 << 32,
+        (1 << 32) + 1,
+        0x9e37_79b9_7f4a_7c15,
+        1 << 63,
+        (1 << 63) + 1,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    let n = 4097;
+    let idx = DeviceSeq::<u64>::sequence(&dev(), n).unwrap();
+    // By a constant.
+    for &d in &divisors {
+        let got = idx
+            .map(move |i| traced_divisions(i * 0x2545_f491_4f6c_dd1du64, Expr::constant(d), 40))
+            .unwrap();
+        let want: Vec<u64> = (0..n as u64)
+            .map(|i| host_divisions(i.wrapping_mul(0x2545_f491_4f6c_dd1d), d, 40))
+            .collect();
+        assert_eq!(got.to_vec().unwrap(), want, "divisor {d:#x}");
+    }
+    // By each element's own divisor, read before the loop.
+    let per: Vec<u64> = (0..n)
+        .map(|i| divisors[i % divisors.len()] ^ (i as u64 >> 4))
+        .collect();
+    let got = idx
+        .zip_map(&upload(&per), |i, d| {
+            traced_divisions(i * 0x2545_f491_4f6c_dd1du64, d, 40)
+        })
+        .unwrap();
+    let want: Vec<u64> = (0..n)
+        .map(|i| host_divisions((i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d), per[i], 40))
+        .collect();
+    assert_eq!(got.to_vec().unwrap(), want, "per element");
+    // 32-bit values.
+    for d in [
+        0u32,
+        1,
+        3,
+        1000,
+        (1 << 31) - 1,
+        1 << 31,
+        (1 << 31) + 5,
+        u32::MAX,
+    ] {
+        let s = DeviceSeq::<u32>::sequence(&dev(), n).unwrap();
+        let got = s
+            .map(move |i| {
+                Expr::fold_range(33u32, i * 2_654_435_761u32, |k, x| {
+                    let x = x * 1_664_525u32 + 1_013_904_223u32;
+                    x ^ (x / Expr::constant(d)) ^ ((x % Expr::constant(d)) + k)
+                })
+            })
+            .unwrap();
+        let want: Vec<u32> = (0..n as u32)
+            .map(|i| {
+                let mut x = i.wrapping_mul(2_654_435_761);
+                for k in 0..33u32 {
+                    x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let (q, r) = if d == 0 { (0, x) } else { (x / d, x % d) };
+                    x = x ^ q ^ r.wrapping_add(k);
+                }
+                x
+            })
+            .collect();
+        assert_eq!(got.to_vec().unwrap(), want, "u32 divisor {d:#x}");
+    }
+}

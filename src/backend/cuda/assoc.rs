@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::expr::combine::{Combiner, CombinerShape, canon_of};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::Kind;
-use crate::item::ScalarType;
+use crate::item::{MAX_COMPONENTS, ScalarType};
 use crate::source::{Column, Source};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -428,7 +428,8 @@ fn setup<'a>(
     chunked: Option<(u32, u32)>,
 ) -> Result<Setup<'a>> {
     let k = c.types.len();
-    if srcs.len() != k || c.stored > 4 || k > 5 || init.len() > k {
+    // Up to eight components, and a segmented form's head flag.
+    if srcs.len() != k || c.stored > MAX_COMPONENTS || k > MAX_COMPONENTS + 1 || init.len() > k {
         return Err(Error::Internal(format!(
             "a combiner of {k} components over {} sources from {} initial words",
             srcs.len(),

@@ -246,12 +246,24 @@ fn instances(arch: &tuning::Arch) -> Vec<KernelKey> {
         x * x
     })
     .unwrap();
+    // Counts from a loop (a Monte Carlo's): one element a thread and tile.
+    let hits = trace(&[ScalarType::U32], |a, id| {
+        let t = Expr::<u32>::from_node(id, a[0]);
+        let init = (t.cast::<u64>(), Expr::constant(0u32));
+        let (_, h) = Expr::fold_range(256u32, init, |_, (x, h)| {
+            let x = x * 48_271u64 % 2_147_483_647u64;
+            (x, h + (x & 1u64).cast::<u32>())
+        });
+        h.cast::<u64>()
+    })
+    .unwrap();
     v.extend(reduce::check::lazy_variants(
         arch,
         &[
             Source::map(&[&col(ScalarType::F32), &at], &word, 10),
             Source::map(&[&col(ScalarType::U8)], &bytes, 10),
             Source::map(&[&col(ScalarType::F32)], &square, 10),
+            Source::map(&[&Source::sequence(ScalarType::U32, 10)], &hits, 10),
         ],
     ));
     v.extend(scan::check::variants(arch, &lazy));

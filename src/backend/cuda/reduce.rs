@@ -51,12 +51,17 @@ fn key(arch: &Arch, size: usize, op: Op) -> ReduceKey {
 
 /// The key for `src`: as `key`, but a lazy source of integers reads its narrowest stored
 /// column in whole 16-byte vectors (`tuning::reduce_vec`), with fewer rounds, so that a thread
-/// takes as many elements a tile. Integer operators are exact, so the grouping this changes
-/// gives the same bits as the stored copy's.
+/// takes as many elements a tile; one that loops takes one element a thread and tile. Integer
+/// operators are exact, so the grouping this changes gives the same bits as the stored copy's.
 fn key_for(arch: &Arch, src: &Source, op: Op) -> ReduceKey {
     let ty = src.ty();
     let mut k = key(arch, ty.size(), op);
-    if src.as_column().is_none() && !ty.is_float() {
+    if src.as_column().is_none() && !ty.is_float() && src.graph.loops() {
+        // Elements that loop are work, not bytes: one a thread and tile, so that the grid's
+        // threads share them evenly (at 256 elements, 256 threads rather than 32).
+        k.vec = 1;
+        k.rounds = 1;
+    } else if src.as_column().is_none() && !ty.is_float() {
         let narrowest = src.columns.iter().map(|c| c.ty.size()).min();
         if let Some(leaf) = narrowest {
             let vec = tuning::reduce_vec(ty.size(), leaf);

@@ -63,8 +63,7 @@ pub(crate) fn search(
     ascending_needles: bool,
 ) -> Result<Buffer> {
     let (n, len) = (needles.len, hay.len);
-    if n >= tuning::SEARCH_SORTED_NEEDLES
-        && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
+    if n >= tuning::SEARCH_SORTED_NEEDLES && len.saturating_mul(hay.ty().size()) > gpu.arch.l2_bytes
     {
         if !ascending_needles {
             return sorted_search(gpu, hay, needles, upper, idx);
