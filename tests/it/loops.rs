@@ -255,7 +255,7 @@ fn host_divisions(mut x: u64, d: u64, count: u32) -> u64 {
         x = x
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
-        let (q, r) = if d == 0 { (0, x) } else { (x / d, x % d) };
+        let (q, r) = (x.checked_div(d).unwrap_or(0), x.checked_rem(d).unwrap_or(x));
         acc = acc.wrapping_add(q ^ r.rotate_left(7));
         acc ^= (x >> 40) / (d | 1);
     }
@@ -347,7 +347,7 @@ fn divisions_in_loops_by_what_the_loop_does_not_change() {
                 let mut x = i.wrapping_mul(2_654_435_761);
                 for k in 0..33u32 {
                     x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                    let (q, r) = if d == 0 { (0, x) } else { (x / d, x % d) };
+                    let (q, r) = (x.checked_div(d).unwrap_or(0), x.checked_rem(d).unwrap_or(x));
                     x = x ^ q ^ r.wrapping_add(k);
                 }
                 x
