@@ -7,20 +7,13 @@
 //!
 //!     cargo run --release --example sales_by_region_day [-- --len N]
 
+mod common;
+
 use devseq::{Device, DeviceSeq, Expr, Op};
 use std::collections::BTreeMap;
 
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> devseq::Result<()> {
-    let n = arg("--len", 2_000_000) as usize;
+    let n: usize = common::flag("--len", 2_000_000);
     let (regions, days, products) = (12u64, 365u64, 5_000u64);
     let dev = Device::auto()?;
     println!("device: {}, {n} sales", dev.name());

@@ -56,18 +56,18 @@ fn key(arch: &Arch, size: usize, op: Op) -> ReduceKey {
 fn key_for(arch: &Arch, src: &Source, op: Op) -> ReduceKey {
     let ty = src.ty();
     let mut k = key(arch, ty.size(), op);
-    if src.as_column().is_none() && !ty.is_float() && src.graph.loops() {
+    if src.as_column().is_some() || ty.is_float() {
+        return k;
+    }
+    if src.graph.loops() {
         // Elements that loop are work, not bytes: one a thread and tile, so that the grid's
         // threads share them evenly (at 256 elements, 256 threads rather than 32).
         k.vec = 1;
         k.rounds = 1;
-    } else if src.as_column().is_none() && !ty.is_float() {
-        let narrowest = src.columns.iter().map(|c| c.ty.size()).min();
-        if let Some(leaf) = narrowest {
-            let vec = tuning::reduce_vec(ty.size(), leaf);
-            k.rounds = (k.rounds * k.vec / vec).max(1);
-            k.vec = vec;
-        }
+    } else if let Some(leaf) = src.columns.iter().map(|c| c.ty.size()).min() {
+        let vec = tuning::reduce_vec(ty.size(), leaf);
+        k.rounds = (k.rounds * k.vec / vec).max(1);
+        k.vec = vec;
     }
     k
 }
