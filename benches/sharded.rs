@@ -15,6 +15,11 @@
 //! ones benches/primitives.rs uses (its `hash` mixer of the element index), generated on each
 //! shard's device and stored. Arguments other than `--bench` are substrings that select
 //! primitives by name.
+//!
+//! As ranks (a launcher's variables set, one process a GPU: `torchrun --nproc-per-node=gpu
+//! --no-python target/release/deps/sharded-*`, or the loop of docs/guide.md), the group is the
+//! launcher's: rank 0 times `@1` on its own device alone, then every rank times the group
+//! (`@R`, R its shard count) and rank 0 prints the lines.
 
 use devseq::{Device, DeviceGroup, DeviceSeq, Op, Result, ShardedSeq};
 use std::time::Instant;
@@ -32,10 +37,11 @@ struct Inputs {
 
 fn inputs(group: &DeviceGroup, n: usize) -> Result<Inputs> {
     let k = group.len();
-    let mut start = 0usize;
-    let mut idx = Vec::with_capacity(k);
+    let share = |s: usize| n / k + usize::from(s < n % k);
+    let mut start: usize = (0..group.first_shard()).map(share).sum();
+    let mut idx = Vec::with_capacity(group.devices().len());
     for (i, d) in group.devices().iter().enumerate() {
-        let len = n / k + usize::from(i < n % k);
+        let len = share(group.first_shard() + i);
         let first = start as u32;
         idx.push(
             DeviceSeq::<u32>::sequence(d, len)?
@@ -44,7 +50,7 @@ fn inputs(group: &DeviceGroup, n: usize) -> Result<Inputs> {
         );
         start += len;
     }
-    let idx = ShardedSeq::from_shards(group, idx)?;
+    let idx = ShardedSeq::from_local(group, idx)?;
     let keys = copy(&idx.map(hash)?)?;
     let f = copy(&keys.map(unit_float)?)?;
     let ints = copy(&keys.map(small_int)?)?;
@@ -58,7 +64,7 @@ fn copy<T: devseq::Item>(s: &ShardedSeq<T>) -> Result<ShardedSeq<T>> {
         .iter()
         .map(|x| x.copy())
         .collect::<Result<Vec<_>>>()?;
-    ShardedSeq::from_shards(s.group(), shards)
+    ShardedSeq::from_local(s.group(), shards)
 }
 
 struct Bench {
@@ -133,11 +139,70 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// Times every selected case on `group` at 2^`lg` (`base`: the `@1` times, which this run
+/// records where `k == 1`), printing where `print`.
+fn run(
+    b: &Bench,
+    group: &DeviceGroup,
+    lg: u32,
+    base: &mut std::collections::HashMap<&'static str, f64>,
+    print: bool,
+) -> Result<()> {
+    let k = group.len();
+    let x = inputs(group, 1usize << lg)?;
+    for (name, bytes, f) in cases() {
+        if !b.selected(name) {
+            continue;
+        }
+        let ms = b.time(group, &|| f(&x))?;
+        if k == 1 {
+            base.insert(name, ms);
+        }
+        let speedup = base.get(name).map_or(f64::NAN, |m| m / ms);
+        if print {
+            line(name, k, lg, ms, bytes, speedup);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
-    let dev = Device::auto()?;
+    let launched = ["RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    let ranks = if launched {
+        Some(DeviceGroup::from_env()?)
+    } else {
+        None
+    };
+    let dev = match &ranks {
+        Some(g) => g.devices()[0].clone(),
+        None => Device::auto()?,
+    };
     let (filter, lgs) = common::args(if dev.is_cuda() { &[28, 30] } else { &[20, 22] });
     let reps = if dev.is_cuda() { 7 } else { 5 };
+    let b = Bench { reps, filter };
     let one = DeviceGroup::new(std::slice::from_ref(&dev))?;
+    if let Some(group) = ranks {
+        let lead = group.rank() == 0;
+        if lead {
+            println!(
+                "# devseq {} sharded as {} ranks: @1 = {:?} alone, @{} = the group",
+                env!("CARGO_PKG_VERSION"),
+                group.ranks(),
+                one,
+                group.len()
+            );
+        }
+        for lg in lgs {
+            let mut base = std::collections::HashMap::new();
+            if lead {
+                run(&b, &one, lg, &mut base, true)?;
+            }
+            run(&b, &group, lg, &mut base, lead)?;
+        }
+        return Ok(());
+    }
     let second = if dev.is_cuda() {
         Device::cuda(1).ok()
     } else {
@@ -157,24 +222,11 @@ fn main() -> Result<()> {
     if dev.is_cuda() && second.is_none() {
         println!("# one GPU: @2 is two shards on it (no NCCL): its speedup is sharding's cost");
     }
-    let b = Bench { reps, filter };
     for lg in lgs {
-        let n = 1usize << lg;
         // One group's inputs at a time, so that both fit where one GPU holds them.
         let mut base = std::collections::HashMap::new();
-        for (k, group) in [(1usize, &one), (2, &two)] {
-            let x = inputs(group, n)?;
-            for (name, bytes, f) in cases() {
-                if !b.selected(name) {
-                    continue;
-                }
-                let ms = b.time(group, &|| f(&x))?;
-                if k == 1 {
-                    base.insert(name, ms);
-                }
-                let speedup = base.get(name).map_or(f64::NAN, |m| m / ms);
-                line(name, k, lg, ms, bytes, speedup);
-            }
+        for group in [&one, &two] {
+            run(&b, group, lg, &mut base, true)?;
         }
     }
     Ok(())

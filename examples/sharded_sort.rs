@@ -1,5 +1,6 @@
 //! Sorts `--n` 32-bit keys sharded over every GPU of the host (two host devices where there is
-//! no GPU), checks the result, and reports the keys sorted a second.
+//! no GPU), or over the processes a launcher starts, checks the result, and reports the keys
+//! sorted a second.
 //!
 //! The keys are a 64-bit mix of their position, generated on each shard's device inside the
 //! sort's first read (a lazy sequence: no memory for the input). The check:
@@ -16,11 +17,20 @@
 //!
 //!     cargo run --release --example sharded_sort [-- --n N]
 //!
+//! As ranks, one process a GPU (or, with `DEVSEQ_DEVICE=cpu`, a host device each), e.g. two
+//! processes on this host:
+//!
+//!     cargo build --release --example sharded_sort
+//!     for r in 0 1; do RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 \
+//!       MASTER_PORT=29500 target/release/examples/sharded_sort & done; wait
+//!
+//! or `torchrun --nproc-per-node=2 --no-python target/release/examples/sharded_sort`.
+//!
 //! Exits non-zero where a check fails.
 
 mod common;
 
-use devseq::{Device, DeviceGroup, DeviceSeq, Expr, Op, ShardedSeq};
+use devseq::{Device, DeviceSeq, Expr, Op, ShardedSeq};
 use std::time::Instant;
 
 /// A 64-bit mixer (splitmix64's finalizer).
@@ -44,34 +54,41 @@ fn fingerprints(s: &ShardedSeq<u32>) -> devseq::Result<(u64, u64)> {
     Ok((a, b))
 }
 
-/// Whether the sharded keys are in order, within and across shards.
+/// Whether the sharded keys are in order, within and across shards (of every process).
 fn in_order(s: &ShardedSeq<u32>) -> devseq::Result<bool> {
-    let mut last: Option<u32> = None;
-    for shard in s.shards() {
+    // Each shard: whether it is in order, and its first and last keys (where it has any).
+    let mut ends = Vec::new();
+    for shard in s.local_shards() {
         let n = shard.len();
-        if n == 0 {
-            continue;
+        let mut e = vec![0u64; 3];
+        if n > 0 {
+            let descents = shard
+                .slice(..n - 1)
+                .zip_map(&shard.slice(1..), |a, b| a.gt(b).cast::<u64>())?
+                .reduce(Op::Add)?;
+            let first = shard.slice(..1).to_vec()?[0] as u64;
+            let last = shard.slice(n - 1..).to_vec()?[0] as u64;
+            e = vec![1 + u64::from(descents != 0), first, last];
         }
-        let descents = shard
-            .slice(..n - 1)
-            .zip_map(&shard.slice(1..), |a, b| a.gt(b).cast::<u64>())?
-            .reduce(Op::Add)?;
-        let first = shard.slice(..1).to_vec()?[0];
-        if descents != 0 || last.is_some_and(|l| l > first) {
-            return Ok(false);
+        ends.push(DeviceSeq::from_slice(shard.device(), &e)?);
+    }
+    // Every shard's, on every rank.
+    let ends = ShardedSeq::from_local(s.group(), ends)?.to_vec()?;
+    let mut last: Option<u64> = None;
+    for e in ends.chunks(3) {
+        match e[0] {
+            0 => continue,
+            2 => return Ok(false),
+            _ if last.is_some_and(|l| l > e[1]) => return Ok(false),
+            _ => last = Some(e[2]),
         }
-        last = Some(shard.slice(n - 1..).to_vec()?[0]);
     }
     Ok(true)
 }
 
 fn main() -> devseq::Result<()> {
-    let dev = Device::auto()?;
-    let group = if dev.is_cuda() {
-        DeviceGroup::cuda_all()?
-    } else {
-        DeviceGroup::new(&[dev.clone(), dev.clone()])?
-    };
+    let group = common::group()?;
+    let dev = group.devices()[0].clone();
     let default = if !dev.is_cuda() {
         1 << 22
     } else if group.len() == 1 {
@@ -82,20 +99,25 @@ fn main() -> devseq::Result<()> {
     };
     let n: usize = common::flag("--n", default);
     println!(
-        "sorting {n} u32 keys ({:.1} GB) on {:?} (NCCL {})",
+        "rank {} of {}: sorting {n} u32 keys ({:.1} GB) on {:?} (NCCL {})",
+        group.rank(),
+        group.ranks(),
         n as f64 * 4e-9,
         group,
         group.nccl_version().unwrap_or_else(|| "not used".into())
     );
+    // This process's shards of the even split: shard `first + i` of the group.
     let g = group.len();
-    let mut start = 0usize;
-    let mut shards = Vec::with_capacity(g);
+    let share = |k: usize| n / g + usize::from(k < n % g);
+    let first = group.first_shard();
+    let mut start: usize = (0..first).map(share).sum();
+    let mut shards = Vec::with_capacity(group.devices().len());
     for (i, d) in group.devices().iter().enumerate() {
-        let len = n / g + usize::from(i < n % g);
+        let len = share(first + i);
         shards.push(keys(d, start as u64, len)?);
         start += len;
     }
-    let input = ShardedSeq::from_shards(&group, shards)?;
+    let input = ShardedSeq::from_local(&group, shards)?;
     let want = fingerprints(&input)?;
 
     let t = Instant::now();
@@ -104,9 +126,9 @@ fn main() -> devseq::Result<()> {
         d.synchronize()?;
     }
     let secs = t.elapsed().as_secs_f64();
-    let lens: Vec<usize> = sorted.shards().iter().map(|s| s.len()).collect();
+    let lens: Vec<usize> = sorted.local_shards().iter().map(|s| s.len()).collect();
     println!(
-        "sorted in {:.3} s: {:.3} Gkeys/s; output shards {lens:?}",
+        "sorted in {:.3} s: {:.3} Gkeys/s; this process's output shards {lens:?}",
         secs,
         n as f64 / secs * 1e-9
     );

@@ -73,6 +73,10 @@ pub enum Error {
     },
     /// An argument is outside what the operation accepts.
     InvalidArgument(String),
+    /// A group of several processes failed: a rank left (it failed or exited), did not
+    /// arrive or answer within `DEVSEQ_GROUP_TIMEOUT`, or the ranks called different
+    /// collectives. The group cannot be used again.
+    Group(String),
     /// A broken invariant inside devseq (a bug, not a misuse): please report it.
     Internal(String),
 }
@@ -97,6 +101,7 @@ impl fmt::Display for Error {
                 write!(f, "out of device memory allocating {bytes} bytes")
             }
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Group(m) => write!(f, "the process group failed: {m}"),
             Error::Internal(m) => write!(f, "internal error in devseq (please report): {m}"),
         }
     }

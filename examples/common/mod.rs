@@ -33,3 +33,24 @@ pub fn best(reps: usize, mut f: impl FnMut()) -> f64 {
         })
         .fold(f64::INFINITY, f64::min)
 }
+
+/// The group a sharded example runs on: the one its launcher describes (torchrun, mpirun,
+/// srun, or the variables set by hand: one process a GPU, `DEVSEQ_DEVICE=cpu` for host
+/// devices) where a launcher variable is set; else every GPU of this host, in one process;
+/// else two host devices.
+#[allow(dead_code)] // only the sharded examples use it
+pub fn group() -> devseq::Result<devseq::DeviceGroup> {
+    use devseq::{Device, DeviceGroup};
+    let launched = ["RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    if launched {
+        return DeviceGroup::from_env();
+    }
+    let dev = Device::auto()?;
+    if dev.is_cuda() {
+        DeviceGroup::cuda_all()
+    } else {
+        DeviceGroup::new(&[dev.clone(), dev])
+    }
+}

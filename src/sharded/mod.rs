@@ -7,8 +7,11 @@
 //! exchange, with per-shard work on one thread a shard, so host groups (tested here) and GPU
 //! groups run the same code.
 
+mod gather;
 mod reduce;
 mod sort;
+mod wire;
+mod world;
 
 use crate::backend::mesh::Mesh;
 use crate::device::Device;
@@ -55,8 +58,12 @@ pub struct DeviceGroup {
 }
 
 struct Group {
+    /// This process's devices.
     devices: Vec<Device>,
+    /// How this process's devices exchange data.
     mesh: Mesh,
+    /// The other processes of a group of several.
+    world: Option<world::World>,
 }
 
 impl std::fmt::Debug for DeviceGroup {
@@ -141,11 +148,192 @@ impl DeviceGroup {
             inner: Arc::new(Group {
                 devices: devices.to_vec(),
                 mesh,
+                world: None,
             }),
         })
     }
 
-    /// The devices, in shard order.
+    /// Joins the group that the process's launcher describes, with one device: torchrun's
+    /// variables (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`), else Open MPI's
+    /// (`OMPI_COMM_WORLD_RANK`, `_SIZE`, `_LOCAL_RANK`), else Slurm's (`SLURM_PROCID`,
+    /// `SLURM_NTASKS`, `SLURM_LOCALID`); the rendezvous is `MASTER_ADDR:MASTER_PORT` (which
+    /// torchrun sets, and which an `mpirun` or `srun` line sets as well). The process takes
+    /// GPU `LOCAL_RANK`, or the host where `DEVSEQ_DEVICE=cpu` (or the GPU `DEVSEQ_DEVICE=cuda:N`
+    /// names). Where no launcher variable is set, the group of one process on
+    /// [`Device::auto`]: the same program runs with and without a launcher.
+    ///
+    /// Collective: every rank must call it; see [`join`](Self::join) for the rest.
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` for a launcher variable that is not a number or names a rank
+    /// outside the group, a group of several ranks without `MASTER_ADDR`/`MASTER_PORT`, a GPU
+    /// process without a local rank, or a bad `DEVSEQ_GROUP_TIMEOUT`; as
+    /// [`join`](Self::join).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::DeviceGroup;
+    /// // Run without a launcher: a group of this one process.
+    /// # if std::env::var_os("RANK").is_none() && std::env::var_os("OMPI_COMM_WORLD_RANK").is_none()
+    /// #     && std::env::var_os("SLURM_PROCID").is_none() {
+    /// let group = DeviceGroup::from_env()?;
+    /// assert_eq!((group.rank(), group.ranks(), group.len()), (0, 1, 1));
+    /// # }
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn from_env() -> Result<DeviceGroup> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let timeout = world::timeout(var)?;
+        let Some(launch) = world::launch(var)? else {
+            return DeviceGroup::new(&[Device::auto()?]);
+        };
+        let device = world::launched_device(&launch, var)?;
+        let rendezvous = match (&launch.rendezvous, launch.ranks) {
+            (Some(r), _) => r.clone(),
+            (None, 1) => String::from("localhost:0"),
+            (None, _) => {
+                return Err(Error::InvalidArgument(
+                    "a group of several processes needs MASTER_ADDR and MASTER_PORT".into(),
+                ));
+            }
+        };
+        Self::joined(launch.rank, launch.ranks, &rendezvous, &[device], timeout)
+    }
+
+    /// Joins a group of `ranks` processes as `rank`, with one device, meeting the others at
+    /// the rendezvous `host:port` (where rank 0 listens: it must be an address of rank 0's
+    /// host that the others reach). The group's shards are every process's devices in rank
+    /// order; [`devices`](Self::devices) are this process's, [`len`](Self::len) all of them.
+    ///
+    /// Collective: every rank must call it. A rank that does not arrive within
+    /// `DEVSEQ_GROUP_TIMEOUT` seconds (default 300) makes the others `Err(Group(..))`; so does,
+    /// in every later collective (each sharded operation), a rank that failed or exited: no
+    /// collective waits for ever. The processes exchange over TCP; the GPUs of several
+    /// processes exchange their data through the host (downloaded, sent, uploaded), and the
+    /// GPUs of one process as in [`new`](Self::new).
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` for `rank >= ranks`, a rendezvous that is not `host:port`, or a
+    /// bad `DEVSEQ_GROUP_TIMEOUT`; `Error::Group` where a rank does not arrive in time, two
+    /// ranks claim one place, or rank 0 cannot listen on the port.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// // Two processes (here: two threads, each as one process would be) meet on a port.
+    /// let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    /// let rendezvous = format!("127.0.0.1:{port}");
+    /// let sums = std::thread::scope(|s| {
+    ///     let ranks: Vec<_> = (0..2)
+    ///         .map(|rank| {
+    ///             let rendezvous = &rendezvous;
+    ///             s.spawn(move || -> devseq::Result<u64> {
+    ///                 let group = DeviceGroup::join(rank, 2, rendezvous, &Device::host())?;
+    ///                 assert_eq!((group.rank(), group.ranks(), group.len()), (rank, 2, 2));
+    ///                 let data: Vec<u64> = (1..=100).collect();
+    ///                 let xs = ShardedSeq::from_slice(&group, &data)?; // each keeps its half
+    ///                 assert_eq!(xs.local_shards()[0].len(), 50);
+    ///                 xs.reduce(devseq::Op::Add)
+    ///             })
+    ///         })
+    ///         .collect();
+    ///     ranks.into_iter().map(|r| r.join().unwrap()).collect::<Vec<_>>()
+    /// });
+    /// assert!(sums.into_iter().all(|s| s == Ok(5050)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn join(
+        rank: usize,
+        ranks: usize,
+        rendezvous: &str,
+        device: &Device,
+    ) -> Result<DeviceGroup> {
+        Self::join_devices(rank, ranks, rendezvous, std::slice::from_ref(device))
+    }
+
+    /// As [`join`](Self::join), with several devices in this process (several GPUs, or
+    /// several shards on the host): a group of processes that each hold several shards.
+    ///
+    /// # Errors
+    ///
+    /// As [`join`](Self::join) and [`new`](Self::new); `Error::InvalidArgument` for no devices.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let host = Device::host();
+    /// // A group of one process with two shards: no rendezvous is contacted.
+    /// let group = DeviceGroup::join_devices(0, 1, "localhost:1", &[host.clone(), host])?;
+    /// assert_eq!((group.ranks(), group.len(), group.devices().len()), (1, 2, 2));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn join_devices(
+        rank: usize,
+        ranks: usize,
+        rendezvous: &str,
+        devices: &[Device],
+    ) -> Result<DeviceGroup> {
+        let timeout = world::timeout(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))?;
+        Self::joined(rank, ranks, rendezvous, devices, timeout)
+    }
+
+    fn joined(
+        rank: usize,
+        ranks: usize,
+        rendezvous: &str,
+        devices: &[Device],
+        timeout: std::time::Duration,
+    ) -> Result<DeviceGroup> {
+        if rank >= ranks {
+            return Err(Error::InvalidArgument(format!(
+                "rank {rank} of a group of {ranks} ranks"
+            )));
+        }
+        let mesh = Mesh::new(devices)?;
+        let world = world::join(rank, ranks, rendezvous, devices, timeout)?;
+        Ok(DeviceGroup {
+            inner: Arc::new(Group {
+                devices: devices.to_vec(),
+                mesh,
+                world,
+            }),
+        })
+    }
+
+    /// This process's place in the group: 0 to `ranks() - 1` (0 in a group of one process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// assert_eq!((group.rank(), group.ranks()), (0, 1));
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn rank(&self) -> usize {
+        self.inner.world.as_ref().map_or(0, world::World::rank)
+    }
+
+    /// The number of processes in the group (1 for a group of one process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup};
+    /// assert_eq!(DeviceGroup::new(&[Device::host()])?.ranks(), 1);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn ranks(&self) -> usize {
+        self.inner.world.as_ref().map_or(1, world::World::ranks)
+    }
+
+    /// This process's devices, in shard order (in a group of one process, every device of
+    /// the group).
     ///
     /// # Examples
     ///
@@ -161,7 +349,7 @@ impl DeviceGroup {
         &self.inner.devices
     }
 
-    /// The number of devices (shards of every sequence over the group).
+    /// The number of devices of every process (shards of every sequence over the group).
     ///
     /// # Examples
     ///
@@ -173,7 +361,10 @@ impl DeviceGroup {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.inner.devices.len()
+        self.inner
+            .world
+            .as_ref()
+            .map_or(self.inner.devices.len(), world::World::shards)
     }
 
     /// Always `false`: a group has at least one device.
@@ -248,7 +439,10 @@ impl DeviceGroup {
 /// ```
 pub struct ShardedSeq<T: Item> {
     group: DeviceGroup,
+    /// This process's shards.
     shards: Vec<DeviceSeq<T>>,
+    /// The length of every shard of the group, this process's and the others'.
+    lens: Vec<usize>,
 }
 
 impl<T: Item> Clone for ShardedSeq<T> {
@@ -256,15 +450,27 @@ impl<T: Item> Clone for ShardedSeq<T> {
         ShardedSeq {
             group: self.group.clone(),
             shards: self.shards.clone(),
+            lens: self.lens.clone(),
         }
     }
 }
 
 impl<T: Item> std::fmt::Debug for ShardedSeq<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lens: Vec<usize> = self.shards.iter().map(DeviceSeq::len).collect();
-        write!(f, "ShardedSeq(len {}, shards {lens:?})", self.len())
+        write!(f, "ShardedSeq(len {}, shards {:?})", self.len(), self.lens)
     }
+}
+
+/// The stored columns of a sequence (one a component), as an exchange sends them.
+fn columns<T: Item>(s: &DeviceSeq<T>) -> Result<Vec<crate::source::Column>> {
+    s.sources()
+        .iter()
+        .map(|c| {
+            c.as_column()
+                .cloned()
+                .ok_or_else(|| Error::Internal("an exchange of a lazy sequence".into()))
+        })
+        .collect()
 }
 
 /// The even split of `n` elements into `k` contiguous ranges: the first `n % k` one longer.
@@ -281,17 +487,27 @@ fn even(n: usize, k: usize) -> Vec<std::ops::Range<usize>> {
 }
 
 impl<T: Item> ShardedSeq<T> {
-    /// A sharded sequence of `shards` (already checked against `group`).
-    pub(crate) fn of(group: &DeviceGroup, shards: Vec<DeviceSeq<T>>) -> Self {
+    /// A sharded sequence of this process's `shards` (already checked against `group`), the
+    /// group's shards of `lens`.
+    pub(crate) fn of(group: &DeviceGroup, shards: Vec<DeviceSeq<T>>, lens: Vec<usize>) -> Self {
+        debug_assert_eq!(lens.len(), group.len());
+        debug_assert!(
+            shards
+                .iter()
+                .enumerate()
+                .all(|(k, s)| s.len() == lens[group.first_shard() + k])
+        );
         ShardedSeq {
             group: group.clone(),
             shards,
+            lens,
         }
     }
 
     /// Copies host data to the group: contiguous shards as even as possible (the first
     /// `len % group.len()` one element longer), each copied to its device at the same time
-    /// as the others.
+    /// as the others. In a group of several processes every rank gives the whole `data` (as
+    /// every rank of a program reads the same input) and keeps its own shards: no exchange.
     ///
     /// Cost: one transfer of the data, spread over the devices.
     ///
@@ -316,18 +532,24 @@ impl<T: Item> ShardedSeq<T> {
     pub fn from_slice(group: &DeviceGroup, data: &[T]) -> Result<Self> {
         let ranges = even(data.len(), group.len());
         let devs = group.devices();
-        let shards = group.mesh().per_shard(group.len(), |k| {
-            DeviceSeq::from_slice(&devs[k], &data[ranges[k].clone()])
+        let first = group.first_shard();
+        let shards = group.mesh().per_shard(devs.len(), |k| {
+            DeviceSeq::from_slice(&devs[k], &data[ranges[first + k].clone()])
         })?;
-        Ok(Self::of(group, shards))
+        Ok(Self::of(
+            group,
+            shards,
+            ranges.iter().map(|r| r.len()).collect(),
+        ))
     }
 
     /// A sharded sequence of the given shards, in order (no copy): shard `k` must live on
-    /// `group.devices()[k]`; any lengths, empty shards included.
+    /// `group.devices()[k]`; any lengths, empty shards included. In a group of several
+    /// processes, the same as [`from_local`](Self::from_local).
     ///
     /// # Errors
     ///
-    /// `Error::InvalidArgument` where there are not `group.len()` shards;
+    /// `Error::InvalidArgument` where there are not `group.devices().len()` shards;
     /// `Error::DeviceMismatch` where shard `k` lives on another device than the group's
     /// device `k`.
     ///
@@ -345,24 +567,54 @@ impl<T: Item> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn from_shards(group: &DeviceGroup, shards: Vec<DeviceSeq<T>>) -> Result<Self> {
-        if shards.len() != group.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{} shards for a group of {} devices",
-                shards.len(),
-                group.len()
-            )));
-        }
-        if shards
-            .iter()
-            .zip(group.devices())
-            .any(|(s, d)| !s.device().same(d))
-        {
-            return Err(Error::DeviceMismatch);
-        }
-        Ok(Self::of(group, shards))
+        Self::from_local(group, shards)
     }
 
-    /// The shards, in order (shard `k` on `group().devices()[k]`).
+    /// The sequence made of every process's `shards` (those of its own devices, shard `k` on
+    /// `group.devices()[k]`), in rank order: no copy, any lengths, empty shards included.
+    /// Collective: every rank must call it (it learns the other ranks' shard lengths). In a
+    /// group of one process, the same as [`from_shards`](Self::from_shards).
+    ///
+    /// # Errors
+    ///
+    /// `Error::InvalidArgument` where there are not `group.devices().len()` shards;
+    /// `Error::DeviceMismatch` where shard `k` lives on another device than the group's
+    /// device `k`; `Error::Group` where another rank failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, DeviceSeq, ShardedSeq};
+    /// let host = Device::host();
+    /// let group = DeviceGroup::new(&[host.clone(), host.clone()])?;
+    /// let mine = vec![
+    ///     DeviceSeq::from_slice(&host, &[3u16, 1])?,
+    ///     DeviceSeq::from_slice(&host, &[])?,
+    /// ];
+    /// let xs = ShardedSeq::from_local(&group, mine)?;
+    /// assert_eq!((xs.len(), xs.local_shards().len()), (2, 2));
+    /// assert_eq!(xs.to_vec()?, [3, 1]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn from_local(group: &DeviceGroup, shards: Vec<DeviceSeq<T>>) -> Result<Self> {
+        let devs = group.devices();
+        let local = if shards.len() != devs.len() {
+            Err(Error::InvalidArgument(format!(
+                "{} shards for a process of {} devices",
+                shards.len(),
+                devs.len()
+            )))
+        } else if shards.iter().zip(devs).any(|(s, d)| !s.device().same(d)) {
+            Err(Error::DeviceMismatch)
+        } else {
+            Ok(shards.iter().map(DeviceSeq::len).collect())
+        };
+        let lens = group.gather_lens("from_local", local)?;
+        Ok(Self::of(group, shards, lens))
+    }
+
+    /// The shards of this process, in order (shard `k` on `group().devices()[k]`): in a group
+    /// of one process, every shard.
     ///
     /// # Examples
     ///
@@ -376,6 +628,23 @@ impl<T: Item> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn shards(&self) -> &[DeviceSeq<T>] {
+        &self.shards
+    }
+
+    /// This process's shards, in order (shard `k` on `group().devices()[k]`); in a group of
+    /// one process, every shard ([`shards`](Self::shards)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host()])?;
+    /// let xs = ShardedSeq::from_slice(&group, &[1i32, 2, 3])?;
+    /// assert_eq!(xs.local_shards().len(), group.devices().len());
+    /// assert_eq!(xs.local_shards()[1].to_vec()?, [3]);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn local_shards(&self) -> &[DeviceSeq<T>] {
         &self.shards
     }
 
@@ -397,7 +666,7 @@ impl<T: Item> ShardedSeq<T> {
         &self.group
     }
 
-    /// The number of elements, over all shards.
+    /// The number of elements, over all shards (of every process).
     ///
     /// # Examples
     ///
@@ -410,7 +679,7 @@ impl<T: Item> ShardedSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.shards.iter().map(DeviceSeq::len).sum()
+        self.lens.iter().sum()
     }
 
     /// Whether there are no elements.
@@ -431,7 +700,8 @@ impl<T: Item> ShardedSeq<T> {
     }
 
     /// Copies the elements to the host, shard after shard (the shards' copies run at the same
-    /// time; lazy shards are evaluated on their devices first).
+    /// time; lazy shards are evaluated on their devices first). In a group of several
+    /// processes, collective: every rank gets the whole sequence.
     ///
     /// # Errors
     ///
@@ -450,8 +720,27 @@ impl<T: Item> ShardedSeq<T> {
         let parts = self
             .group
             .mesh()
-            .per_shard(self.shards.len(), |k| self.shards[k].to_vec())?;
-        Ok(parts.concat())
+            .per_shard(self.shards.len(), |k| self.shards[k].to_vec());
+        if self.group.ranks() == 1 {
+            return Ok(parts?.concat());
+        }
+        // Each element as its components' bits, a word each.
+        let width = T::TYPES.len();
+        let words = parts.map(|parts| {
+            parts
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .flat_map(|x| x.item_bits().into_iter().take(width))
+                        .collect()
+                })
+                .collect()
+        });
+        let all = self.group.gather_shards("to_vec", words)?;
+        Ok(all
+            .iter()
+            .flat_map(|w| w.chunks_exact(width).map(T::from_item_bits))
+            .collect())
     }
 
     /// `out[i] = f(self[i])`, shard by shard: lazy, as [`DeviceSeq::map`] (`f` is traced once
@@ -478,7 +767,7 @@ impl<T: Item> ShardedSeq<T> {
             .iter()
             .map(|s| s.map(&f))
             .collect::<Result<Vec<_>>>()?;
-        Ok(ShardedSeq::of(&self.group, shards))
+        Ok(ShardedSeq::of(&self.group, shards, self.lens.clone()))
     }
 
     /// `out[i] = f(self[i], other[i])`, shard by shard: lazy, as [`DeviceSeq::zip_map`]. Both
@@ -515,7 +804,7 @@ impl<T: Item> ShardedSeq<T> {
             .zip(&other.shards)
             .map(|(a, b)| a.zip_map(b, &f))
             .collect::<Result<Vec<_>>>()?;
-        Ok(ShardedSeq::of(&self.group, shards))
+        Ok(ShardedSeq::of(&self.group, shards, self.lens.clone()))
     }
 
     /// `Ok` where `other` is sharded as `self` is: the same length, shard count, devices and
@@ -527,20 +816,23 @@ impl<T: Item> ShardedSeq<T> {
                 actual: other.len(),
             });
         }
-        if self.shards.len() != other.shards.len() {
+        if self.shards.len() != other.shards.len() || self.lens.len() != other.lens.len() {
             return Err(Error::DeviceMismatch);
         }
-        for (a, b) in self.shards.iter().zip(&other.shards) {
-            if !a.device().same(b.device()) {
-                return Err(Error::DeviceMismatch);
-            }
-            if a.len() != b.len() {
-                return Err(Error::LengthMismatch {
-                    expected: a.len(),
-                    actual: b.len(),
-                });
-            }
+        if self
+            .shards
+            .iter()
+            .zip(&other.shards)
+            .any(|(a, b)| !a.device().same(b.device()))
+        {
+            return Err(Error::DeviceMismatch);
         }
-        Ok(())
+        match self.lens.iter().zip(&other.lens).find(|(a, b)| a != b) {
+            Some((&a, &b)) => Err(Error::LengthMismatch {
+                expected: a,
+                actual: b,
+            }),
+            None => Ok(()),
+        }
     }
 }

@@ -35,17 +35,22 @@ fn fix_up<T: Element>(scan: &DeviceSeq<T>, op: Op, carry: T) -> Result<DeviceSeq
 }
 
 impl<T: Element> ShardedSeq<T> {
-    /// The `op`-reduction of each of the first `count` shards (`None` for an empty one), the
-    /// shards at the same time.
-    fn shard_totals(&self, op: Op, count: usize) -> Result<Vec<Option<T>>> {
-        self.group.mesh().per_shard(count, |k| {
+    /// The `op`-reduction of every shard of the group (`None` for an empty one), the local
+    /// shards at the same time. Collective.
+    fn shard_totals(&self, op: Op) -> Result<Vec<Option<T>>> {
+        let local = self.group.mesh().per_shard(self.shards.len(), |k| {
             let s = &self.shards[k];
             if s.is_empty() {
-                Ok(None)
+                Ok(Vec::new())
             } else {
-                s.reduce(op).map(Some)
+                s.reduce(op).map(|t| vec![t.to_bits()])
             }
-        })
+        });
+        let all = self.group.gather_shards("reduce", local)?;
+        Ok(all
+            .iter()
+            .map(|w| w.first().map(|&b| T::from_bits(b)))
+            .collect())
     }
 
     /// The `op`-combination of all elements (over all shards); the identity of `op` when
@@ -77,7 +82,7 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn reduce(&self, op: Op) -> Result<T> {
         op.check::<T>()?;
-        let totals = self.shard_totals(op, self.shards.len())?;
+        let totals = self.shard_totals(op)?;
         let mut acc: Option<T::Compute> = None;
         for t in totals.into_iter().flatten() {
             acc = Some(match acc {
@@ -127,28 +132,58 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn inclusive_scan(&self, op: Op) -> Result<ShardedSeq<T>> {
         op.check::<T>()?;
-        let k = self.shards.len();
-        let scans = self.group.mesh().per_shard(k, |i| {
+        let (k, first) = (self.lens.len(), self.group.first_shard());
+        let scans = self.group.mesh().per_shard(self.shards.len(), |i| {
             let scan = self.shards[i].inclusive_scan(op)?;
             // The shard's total, where a later shard needs it.
             let n = scan.len();
-            let total = if i + 1 < k && n > 0 {
-                Some(scan.slice(n - 1..).to_vec()?[0].to_compute())
+            let total = if first + i + 1 < k && n > 0 {
+                scan.slice(n - 1..).to_vec()?
             } else {
-                None
+                Vec::new()
             };
             Ok((scan, total))
-        })?;
+        });
+        let (scans, totals) = self.split_gather(scans)?;
+        // The carry into every shard of the group: the totals before it, in order.
         let mut carry: Option<T::Compute> = None;
-        let mut shards = Vec::with_capacity(k);
-        for (scan, total) in scans {
-            shards.push(match carry {
-                None => scan,
-                Some(c) => fix_up(&scan, op, T::from_compute(c))?,
-            });
-            carry = combine(op, carry, total);
+        let mut carries = Vec::with_capacity(k);
+        for total in totals {
+            carries.push(carry);
+            carry = combine(op, carry, total.first().map(|t| t.to_compute()));
         }
-        Ok(ShardedSeq::of(&self.group, shards))
+        let shards = scans
+            .into_iter()
+            .enumerate()
+            .map(|(i, scan)| match carries[first + i] {
+                None => Ok(scan),
+                Some(c) => fix_up(&scan, op, T::from_compute(c)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ShardedSeq::of(&self.group, shards, self.lens.clone()))
+    }
+
+    /// `local`'s scans, and the values beside them of every shard of the group (collective).
+    #[allow(clippy::type_complexity)]
+    fn split_gather(
+        &self,
+        local: Result<Vec<(DeviceSeq<T>, Vec<T>)>>,
+    ) -> Result<(Vec<DeviceSeq<T>>, Vec<Vec<T>>)> {
+        let mut scans = Vec::new();
+        let words = local.map(|v| {
+            v.into_iter()
+                .map(|(scan, vals)| {
+                    scans.push(scan);
+                    vals.iter().map(|x| x.to_bits()).collect()
+                })
+                .collect()
+        });
+        let all = self.group.gather_shards("scan", words)?;
+        let vals = all
+            .iter()
+            .map(|w| w.iter().map(|&b| T::from_bits(b)).collect())
+            .collect();
+        Ok((scans, vals))
     }
 
     /// `out[0] = init`, `out[i] = init op self[0] op … op self[i-1]` over the whole sequence;
@@ -179,40 +214,57 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn exclusive_scan(&self, init: T, op: Op) -> Result<ShardedSeq<T>> {
         op.check::<T>()?;
-        let k = self.shards.len();
+        let (k, first) = (self.lens.len(), self.group.first_shard());
         // Later shards start from an element that changes nothing (exactly), so that their
         // first output is the carry itself once fixed up.
         let neutral = compute_bits::<T>(op.neutral_of::<T::Compute>());
-        let scans = self.group.mesh().per_shard(k, |i| {
+        let scans = self.group.mesh().per_shard(self.shards.len(), |i| {
             let s = &self.shards[i];
-            let start = if i == 0 { init.compute_bits() } else { neutral };
+            let start = if first + i == 0 {
+                init.compute_bits()
+            } else {
+                neutral
+            };
             let col = s.device().backend().scan(s.source(), op, Some(start))?;
             let scan = DeviceSeq::<T>::stored(s.device(), col);
             let n = s.len();
-            // What the shard adds to the carry (for shard 0, `init` included).
-            let total = if i + 1 < k && n > 0 {
-                let before = scan.slice(n - 1..).to_vec()?[0].to_compute();
-                let last = s.slice(n - 1..).to_vec()?[0].to_compute();
-                Some(op.combine(before, last))
+            // What the shard adds to the carry (for shard 0, `init` included): its scan's last
+            // element and its own last element.
+            let total = if first + i + 1 < k && n > 0 {
+                let mut t = scan.slice(n - 1..).to_vec()?;
+                t.extend(s.slice(n - 1..).to_vec()?);
+                t
             } else {
-                None
+                Vec::new()
             };
             Ok((scan, total))
-        })?;
+        });
+        let (scans, totals) = self.split_gather(scans)?;
         // The carry into each later shard: shard 0's total (which starts from `init`; `init`
         // itself where shard 0 is empty), then the later totals in shard order.
         let mut carry = init.to_compute();
-        let mut shards = Vec::with_capacity(k);
-        for (i, (scan, total)) in scans.into_iter().enumerate() {
-            if i == 0 {
-                shards.push(scan);
-                carry = total.unwrap_or(carry);
+        let mut carries = Vec::with_capacity(k);
+        for (g, total) in totals.iter().enumerate() {
+            carries.push(carry);
+            let total = match total[..] {
+                [before, last] => Some(op.combine(before.to_compute(), last.to_compute())),
+                _ => None,
+            };
+            carry = if g == 0 {
+                total.unwrap_or(carry)
             } else {
-                shards.push(fix_up(&scan, op, T::from_compute(carry))?);
-                carry = combine(op, Some(carry), total).unwrap_or(carry);
-            }
+                combine(op, Some(carry), total).unwrap_or(carry)
+            };
         }
-        Ok(ShardedSeq::of(&self.group, shards))
+        let shards = scans
+            .into_iter()
+            .enumerate()
+            .map(|(i, scan)| match first + i {
+                0 => Ok(scan),
+                g => fix_up(&scan, op, T::from_compute(carries[g])),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ShardedSeq::of(&self.group, shards, self.lens.clone()))
     }
 
     /// Counts of `bins` equal-width bins over `[lo, hi)` of the whole sequence, as
@@ -221,7 +273,8 @@ impl<T: Element> ShardedSeq<T> {
     /// Each shard is counted on its device (at the same time), and the counts are summed
     /// on the first device: by NCCL's reduction between GPUs, else by one pass over the shards'
     /// counts (copied there first where a group mixes devices). Exact: the result equals one
-    /// device's.
+    /// device's. In a group of several processes: collective, and the counts of the whole
+    /// sequence come to the first device of every rank.
     ///
     /// Cost: one read of every shard; the exchange of `bins` counts a shard.
     ///
@@ -245,6 +298,26 @@ impl<T: Element> ShardedSeq<T> {
     /// ```
     pub fn histogram(&self, bins: usize, lo: T, hi: T) -> Result<DeviceSeq<u64>> {
         crate::seq::histogram_args(bins, lo, hi)?;
+        let local = self.local_histogram(bins, lo, hi);
+        if self.group.ranks() == 1 {
+            return local;
+        }
+        // Every process's counts, summed on every rank (in rank order: exact either way).
+        let all = self
+            .group
+            .gather_ranks("histogram", local.and_then(|c| c.to_vec()))?;
+        let mut sum = vec![0u64; bins];
+        for counts in all {
+            if counts.len() != bins {
+                return Err(Error::Group("ranks counted different bins".into()));
+            }
+            sum.iter_mut().zip(counts).for_each(|(s, c)| *s += c);
+        }
+        DeviceSeq::from_slice(&self.group.devices()[0], &sum)
+    }
+
+    /// The counts of this process's shards, on its first device.
+    fn local_histogram(&self, bins: usize, lo: T, hi: T) -> Result<DeviceSeq<u64>> {
         let counts = self.group.mesh().per_shard(self.shards.len(), |k| {
             self.shards[k].histogram(bins, lo, hi)
         })?;

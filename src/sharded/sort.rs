@@ -16,11 +16,11 @@
 //! 5. Each output shard merges the runs it received, pairwise in source-shard order with the
 //!    stable `merge` (`merge_pairs`), so equal keys keep the order of the input.
 
-use super::{DeviceGroup, ShardedSeq};
+use super::{DeviceGroup, ShardedSeq, columns};
 use crate::error::{Error, Result};
 use crate::item::{Element, Item};
+use crate::op::Op;
 use crate::seq::DeviceSeq;
-use crate::source::Column;
 use std::cmp::Ordering;
 
 /// Samples taken from each shard. Between two consecutive samples of the whole there are at
@@ -54,28 +54,25 @@ struct Sample<T> {
     pos: usize,
 }
 
-/// The stored columns of a sequence (one a component).
-fn columns<T: Item>(s: &DeviceSeq<T>) -> Result<Vec<Column>> {
-    s.sources()
-        .iter()
-        .map(|c| {
-            c.as_column()
-                .cloned()
-                .ok_or_else(|| Error::Internal("an exchange of a lazy sequence".into()))
-        })
-        .collect()
-}
-
-/// Where each sorted shard is cut: `cuts[s][d]..cuts[s][d + 1]` of shard `s` goes to output
-/// shard `d` (`cuts[s][0] == 0`, `cuts[s][k] == len(s)`, non-decreasing).
-fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<Vec<usize>>> {
-    let k = sorted.len();
+/// Where each sorted shard of the group is cut: `cuts[s][d]..cuts[s][d + 1]` of shard `s`
+/// goes to output shard `d` (`cuts[s][0] == 0`, `cuts[s][k] == len(s)`, non-decreasing).
+/// `sorted` are this process's shards, `lens` the lengths of all. Collective: every rank
+/// gathers the same samples and counts and makes the same cuts. Where `whole_keys`, every
+/// shard is cut before a splitting key, so that equal keys all go to one output shard.
+fn cuts<T: Element>(
+    group: &DeviceGroup,
+    sorted: &[DeviceSeq<T>],
+    lens: &[usize],
+    whole_keys: bool,
+) -> Result<Vec<Vec<usize>>> {
+    let k = lens.len();
     let devs = group.devices();
-    let lens: Vec<usize> = sorted.iter().map(DeviceSeq::len).collect();
+    let first = group.first_shard();
     let total: usize = lens.iter().sum();
-    // 2. Evenly spaced samples of each sorted shard (the middle of each of `m` stretches).
-    let samples = group.mesh().per_shard(k, |s| {
-        let n = lens[s];
+    // 2. Evenly spaced samples of each sorted shard (the middle of each of `m` stretches): a
+    //    key and a position each.
+    let local = group.mesh().per_shard(sorted.len(), |s| {
+        let n = sorted[s].len();
         let m = n.min(SAMPLES);
         if m == 0 {
             return Ok(Vec::new());
@@ -88,37 +85,57 @@ fn cuts<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<
         Ok(keys
             .into_iter()
             .zip(pos)
-            .map(|(key, p)| Sample {
+            .flat_map(|(key, p)| [key.to_bits(), p])
+            .collect::<Vec<u64>>())
+    });
+    let mut samples: Vec<Sample<T>> = Vec::new();
+    for (s, words) in group
+        .gather_shards("sort samples", local)?
+        .iter()
+        .enumerate()
+    {
+        samples.extend(words.chunks_exact(2).map(|w| {
+            let key = T::from_bits(w[0]);
+            Sample {
                 key,
                 ord: ordered(key),
                 shard: s,
-                pos: p as usize,
-            })
-            .collect::<Vec<_>>())
-    })?;
-    let mut samples: Vec<Sample<T>> = samples.concat();
+                pos: w[1] as usize,
+            }
+        }));
+    }
     samples.sort_unstable_by_key(|a| (a.ord, a.shard, a.pos));
     // 3. How many elements of shard `u` come before each sample in the order of the stable
     //    sort: the keys below it, and of its equal keys those of earlier shards (all), of its
     //    own shard (those before its position) and of later shards (none).
     let needles: Vec<T> = samples.iter().map(|s| s.key).collect();
-    let before = group.mesh().per_shard(k, |u| {
+    let local = group.mesh().per_shard(sorted.len(), |i| {
+        let u = first + i;
         if lens[u] == 0 || needles.is_empty() {
             return Ok(vec![0; needles.len()]);
         }
-        let at = DeviceSeq::from_slice(&devs[u], &needles)?;
-        let lo = sorted[u].lower_bound::<u64>(&at)?.to_vec()?;
-        let hi = sorted[u].upper_bound::<u64>(&at)?.to_vec()?;
+        let at = DeviceSeq::from_slice(&devs[i], &needles)?;
+        let lo = sorted[i].lower_bound::<u64>(&at)?.to_vec()?;
+        let hi = sorted[i].upper_bound::<u64>(&at)?.to_vec()?;
         Ok(samples
             .iter()
             .enumerate()
-            .map(|(i, s)| match s.shard.cmp(&u) {
-                Ordering::Less => lo[i] as usize,
-                Ordering::Equal => s.pos,
-                Ordering::Greater => hi[i] as usize,
+            .map(|(j, s)| match s.shard.cmp(&u) {
+                _ if whole_keys => lo[j],
+                Ordering::Less => lo[j],
+                Ordering::Equal => s.pos as u64,
+                Ordering::Greater => hi[j],
             })
-            .collect::<Vec<usize>>())
-    })?;
+            .collect::<Vec<u64>>())
+    });
+    let before: Vec<Vec<usize>> = group
+        .gather_shards("sort ranks", local)?
+        .into_iter()
+        .map(|v| v.into_iter().map(|b| b as usize).collect())
+        .collect();
+    if before.iter().any(|b| b.len() != samples.len()) {
+        return Err(Error::Group("ranks sampled different keys".into()));
+    }
     // Candidate cuts: none of any shard (rank 0), each sample, all of every shard (rank
     // `total`); their ranks do not decrease.
     let cut_of = |c: usize, u: usize| -> usize {
@@ -177,42 +194,54 @@ fn merge_runs<T: Element, V: Item>(
         .ok_or_else(|| Error::Internal("a merge of no runs".into()))
 }
 
-/// Sorted shards of keys, and of their values where there are values.
-type Sorted<T, V> = (Vec<DeviceSeq<T>>, Option<Vec<DeviceSeq<V>>>);
+/// Sorted shards of keys (this process's), of their values where there are values, and the
+/// lengths of every shard of the group.
+type Sorted<T, V> = (Vec<DeviceSeq<T>>, Option<Vec<DeviceSeq<V>>>, Vec<usize>);
 
-/// Steps 2 to 5 over the sorted shards `keys` (and their values): the globally sorted
-/// shards.
+/// Steps 2 to 5 over the sorted shards `keys` (and their values), this process's of a group
+/// whose shards have `lens`: the globally sorted shards (equal keys on one shard where
+/// `whole_keys`). Collective.
 fn redistribute<T: Element, V: Item>(
     group: &DeviceGroup,
     keys: Vec<DeviceSeq<T>>,
     values: Option<Vec<DeviceSeq<V>>>,
+    lens: &[usize],
+    whole_keys: bool,
 ) -> Result<Sorted<T, V>> {
-    let k = keys.len();
-    if k == 1 || keys.iter().all(DeviceSeq::is_empty) {
-        return Ok((keys, values));
+    let k = lens.len();
+    if k == 1 || lens.iter().all(|&l| l == 0) {
+        return Ok((keys, values, lens.to_vec()));
     }
-    let cuts = cuts(group, &keys)?;
+    let cuts = cuts(group, &keys, lens, whole_keys)?;
+    let first = group.first_shard();
     // 4. The pieces, keys' column first, then the values' columns.
-    let mut parts = Vec::with_capacity(k);
-    for s in 0..k {
-        let mut row = Vec::with_capacity(k);
-        for d in 0..k {
-            let range = cuts[s][d]..cuts[s][d + 1];
-            let mut cols = columns(&keys[s].slice(range.clone()))?;
-            if let Some(v) = &values {
-                cols.extend(columns(&v[s].slice(range))?);
-            }
-            row.push(cols);
-        }
-        parts.push(row);
-    }
+    let pieces = keys
+        .iter()
+        .enumerate()
+        .map(|(s, shard)| {
+            let cut = &cuts[first + s];
+            (0..k)
+                .map(|d| {
+                    let range = cut[d]..cut[d + 1];
+                    let mut cols = columns(&shard.slice(range.clone()))?;
+                    if let Some(v) = &values {
+                        cols.extend(columns(&v[s].slice(range))?);
+                    }
+                    Ok(cols)
+                })
+                .collect()
+        })
+        .collect();
     let with_values = values.is_some();
     // The pieces hold what the exchange needs of the sorted shards.
     drop((keys, values));
-    let received = group.mesh().all_to_all(parts)?;
+    let received = group.exchange("sort", pieces)?;
+    let out_lens: Vec<usize> = (0..k)
+        .map(|d| cuts.iter().map(|c| c[d + 1] - c[d]).sum())
+        .collect();
     // 5. Each output shard merges its runs.
     let devs = group.devices();
-    let merged = group.mesh().per_shard(k, |d| {
+    let merged = group.mesh().per_shard(devs.len(), |d| {
         let dev = &devs[d];
         let runs: Vec<(DeviceSeq<T>, Option<DeviceSeq<V>>)> = received[d]
             .iter()
@@ -244,7 +273,7 @@ fn redistribute<T: Element, V: Item>(
     } else {
         None
     };
-    Ok((keys, vals))
+    Ok((keys, vals, out_lens))
 }
 
 impl<T: Element> ShardedSeq<T> {
@@ -285,9 +314,10 @@ impl<T: Element> ShardedSeq<T> {
         let sorted = self
             .group
             .mesh()
-            .per_shard(self.shards.len(), |k| self.shards[k].sort())?;
-        let (keys, _) = redistribute::<T, u8>(&self.group, sorted, None)?;
-        Ok(ShardedSeq::of(&self.group, keys))
+            .per_shard(self.shards.len(), |k| self.shards[k].sort());
+        let sorted = self.group.local_part(sorted)?;
+        let (keys, _, lens) = redistribute::<T, u8>(&self.group, sorted, None, &self.lens, false)?;
+        Ok(ShardedSeq::of(&self.group, keys, lens))
     }
 
     /// The stable sort of `values` by these keys over the whole sequence: both, in the same
@@ -324,13 +354,89 @@ impl<T: Element> ShardedSeq<T> {
         self.alike(values)?;
         let sorted = self.group.mesh().per_shard(self.shards.len(), |k| {
             self.shards[k].sort_pairs(&values.shards[k])
-        })?;
+        });
+        let sorted = self.group.local_part(sorted)?;
         let (keys, vals): (Vec<_>, Vec<_>) = sorted.into_iter().unzip();
-        let (keys, vals) = redistribute(&self.group, keys, Some(vals))?;
+        let (keys, vals, lens) = redistribute(&self.group, keys, Some(vals), &self.lens, false)?;
         let vals = vals.ok_or_else(|| Error::Internal("a sort lost its values".into()))?;
         Ok((
-            ShardedSeq::of(&self.group, keys),
-            ShardedSeq::of(&self.group, vals),
+            ShardedSeq::of(&self.group, keys, lens.clone()),
+            ShardedSeq::of(&self.group, vals, lens),
+        ))
+    }
+
+    /// Every distinct key of the whole sequence once, ascending, with the `op`-combination of
+    /// its values (as [`DeviceSeq::group_by_key`]), sharded over the same group: the keys are
+    /// partitioned among the shards (every shard's keys below the next shard's), each key on
+    /// one shard. `values` must be sharded as the keys are.
+    ///
+    /// Each shard groups its own pairs first (a sort and one reduction on its device); the
+    /// grouped keys are cut at splitting keys (from a sample, as [`sort`](Self::sort) takes
+    /// one), one all-to-all exchange sends each piece to its output shard, and each output
+    /// shard merges its pieces and combines the partial results of each key in shard order.
+    /// So the result is deterministic for a given sharding: integers equal one device's group-by
+    /// exactly; float combinations may differ from one device's in rounding. Shard lengths
+    /// follow the keys (a shard may be empty, and one key with most of the elements makes one
+    /// long shard: the grouping moves at most one partial result a key and shard).
+    ///
+    /// Cost: a sort of each shard, the exchange of the grouped pairs, a merge and a reduction
+    /// a shard.
+    ///
+    /// # Errors
+    ///
+    /// `Error::UnsupportedOp` for a bitwise `op` on float values; `Error::LengthMismatch` and
+    /// `Error::DeviceMismatch` where `values` is not sharded as the keys are;
+    /// `Error::OutOfMemory`; `Error::Cuda`; `Error::Group`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use devseq::{Device, DeviceGroup, Op, ShardedSeq};
+    /// let group = DeviceGroup::new(&[Device::host(), Device::host(), Device::host()])?;
+    /// let keys: Vec<u32> = (0..1000).map(|i| (i * 7919) % 13).collect();
+    /// let vals: Vec<u64> = (0..1000).collect();
+    /// let (k, v) = ShardedSeq::from_slice(&group, &keys)?
+    ///     .group_by_key(&ShardedSeq::from_slice(&group, &vals)?, Op::Add)?;
+    /// assert_eq!(k.to_vec()?, (0..13).collect::<Vec<u32>>());
+    /// let mut want = vec![0u64; 13];
+    /// for (key, val) in keys.iter().zip(&vals) { want[*key as usize] += val; }
+    /// assert_eq!(v.to_vec()?, want);
+    /// # Ok::<(), devseq::Error>(())
+    /// ```
+    pub fn group_by_key<V: Element>(
+        &self,
+        values: &ShardedSeq<V>,
+        op: Op,
+    ) -> Result<(ShardedSeq<T>, ShardedSeq<V>)> {
+        op.check::<V>()?;
+        self.alike(values)?;
+        let group = &self.group;
+        let grouped = group.mesh().per_shard(self.shards.len(), |k| {
+            self.shards[k].group_by_key(&values.shards[k], op)
+        });
+        let lens = |g: &Result<Vec<(DeviceSeq<T>, DeviceSeq<V>)>>| match g {
+            Ok(g) => Ok(g.iter().map(|(k, _)| k.len()).collect()),
+            Err(e) => Err(e.clone()),
+        };
+        let grouped_lens = group.gather_lens("group_by_key", lens(&grouped))?;
+        let (keys, vals): (Vec<_>, Vec<_>) = grouped?.into_iter().unzip();
+        if group.len() == 1 {
+            return Ok((
+                ShardedSeq::of(group, keys, grouped_lens.clone()),
+                ShardedSeq::of(group, vals, grouped_lens),
+            ));
+        }
+        let (keys, vals, _) = redistribute(group, keys, Some(vals), &grouped_lens, true)?;
+        let vals = vals.ok_or_else(|| Error::Internal("a group-by lost its values".into()))?;
+        // Each key's partial results are now adjacent on one shard, in shard order.
+        let reduced = group
+            .mesh()
+            .per_shard(keys.len(), |d| keys[d].reduce_by_key(&vals[d], op));
+        let out_lens = group.gather_lens("group_by_key", lens(&reduced))?;
+        let (keys, vals): (Vec<_>, Vec<_>) = reduced?.into_iter().unzip();
+        Ok((
+            ShardedSeq::of(group, keys, out_lens.clone()),
+            ShardedSeq::of(group, vals, out_lens),
         ))
     }
 }

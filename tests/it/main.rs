@@ -26,6 +26,7 @@ mod map;
 mod neighbours;
 mod props;
 mod random;
+mod ranks;
 mod read_paths;
 mod reduce;
 mod render;
