@@ -16,7 +16,7 @@ const HI: f32 = 4.0;
 fn composed(xs: &DeviceSeq<f32>) -> devseq::Result<DeviceSeq<u64>> {
     let dev = xs.device();
     let bins = xs.map(|x| {
-        let inside = x.ge(LO) * x.lt(HI);
+        let inside = x.ge(LO) & x.lt(HI);
         let b = ((x - LO) / (HI - LO) * BINS as f32)
             .floor()
             .cast::<u32>()
