@@ -12,7 +12,7 @@
 //! largest of them. Equal elements come in shard order and, within a shard, by position, so
 //! the ties keep ascending global positions.
 
-use super::{ShardedSeq, columns};
+use super::{ShardedSeq, columns, joined};
 use crate::error::{Error, Result};
 use crate::item::{Element, Index, Item};
 use crate::seq::DeviceSeq;
@@ -86,17 +86,13 @@ impl<T: Item> ShardedSeq<T> {
             return Err(Error::IndexOutOfBounds { index: max, len });
         }
         // Where each data shard starts.
-        let mut offsets = Vec::with_capacity(k + 1);
-        offsets.push(0u64);
-        for l in &self.lens {
-            offsets.push(offsets.last().copied().unwrap_or(0) + *l as u64);
-        }
+        let starts = self.starts();
         // 1. Each index shard's sorted indices, cut by the data shard that holds them.
         let requests = sorted
             .iter()
             .enumerate()
             .map(|(i, (keys, _, _))| {
-                let bounds = DeviceSeq::from_slice(&devs[i], &offsets[1..k])?;
+                let bounds = DeviceSeq::from_slice(&devs[i], &starts[1..])?;
                 let mut cut = vec![0usize];
                 cut.extend(
                     keys.lower_bound::<u64>(&bounds)?
@@ -113,7 +109,7 @@ impl<T: Item> ShardedSeq<T> {
         let received = group.exchange("gather", requests)?;
         // 2. Each data shard reads what is asked of it, in the order asked.
         let answers = group.mesh().per_shard(self.shards.len(), |d| {
-            let base = offsets[first + d];
+            let base = starts[first + d];
             received[d]
                 .iter()
                 .map(|cols| {
@@ -127,15 +123,7 @@ impl<T: Item> ShardedSeq<T> {
         // 3. Each index shard puts the answers in the order of its indices.
         let shards = group.mesh().per_shard(self.shards.len(), |i| {
             let (_, pos, _) = &sorted[i];
-            let mut got: Option<DeviceSeq<T>> = None;
-            for cols in &returned[i] {
-                let piece = DeviceSeq::<T>::stored_columns(&devs[i], cols.clone());
-                got = Some(match got {
-                    None => piece,
-                    Some(g) => g.concat(&piece)?,
-                });
-            }
-            match got {
+            match joined::<T>(&devs[i], returned[i].iter().cloned())? {
                 Some(g) if !g.is_empty() => {
                     let g = g.copy()?;
                     g.scatter(pos, &g)
@@ -191,19 +179,12 @@ impl<T: Element> ShardedSeq<T> {
         let first = group.first_shard();
         let devs = group.devices();
         let shards = self.lens.len();
-        let offsets: Vec<u64> = self
-            .lens
-            .iter()
-            .scan(0u64, |acc, &l| {
-                *acc += l as u64;
-                Some(*acc - l as u64)
-            })
-            .collect();
+        let starts = self.starts();
         // Each shard's best, with global positions, for the first shard (nothing for the rest).
         let best = group.mesh().per_shard(self.shards.len(), |s| {
             let shard = &self.shards[s];
             let (top, at) = shard.top_k::<u64>(k.min(shard.len()))?;
-            let base = offsets[first + s];
+            let base = starts[first + s];
             let at = at.map(move |p| p + base)?.copy()?;
             let mut row = vec![[columns(&top)?, columns(&at)?].concat()];
             let none = [columns(&top.slice(0..0))?, columns(&at.slice(0..0))?].concat();
@@ -219,20 +200,8 @@ impl<T: Element> ShardedSeq<T> {
             ));
         }
         // The first shard: the candidates in shard order, and the best of them.
-        let mut values: Option<DeviceSeq<T>> = None;
-        let mut places: Option<DeviceSeq<u64>> = None;
-        for cols in &received[0] {
-            let v = DeviceSeq::<T>::stored_columns(dev, cols[..1].to_vec());
-            let p = DeviceSeq::<u64>::stored_columns(dev, cols[1..].to_vec());
-            values = Some(match values {
-                None => v,
-                Some(a) => a.concat(&v)?,
-            });
-            places = Some(match places {
-                None => p,
-                Some(a) => a.concat(&p)?,
-            });
-        }
+        let values = joined::<T>(dev, received[0].iter().map(|c| c[..1].to_vec()))?;
+        let places = joined::<u64>(dev, received[0].iter().map(|c| c[1..].to_vec()))?;
         let (Some(values), Some(places)) = (values, places) else {
             return Err(Error::Internal("a top_k of no shards".into()));
         };

@@ -473,6 +473,23 @@ fn columns<T: Item>(s: &DeviceSeq<T>) -> Result<Vec<crate::source::Column>> {
         .collect()
 }
 
+/// One sequence of the stored pieces `parts` (columns on `dev`, one a component), in order;
+/// `None` where there are no pieces. Lazy: the pieces are concatenated where it is read.
+fn joined<T: Item>(
+    dev: &Device,
+    parts: impl IntoIterator<Item = Vec<crate::source::Column>>,
+) -> Result<Option<DeviceSeq<T>>> {
+    let mut all: Option<DeviceSeq<T>> = None;
+    for cols in parts {
+        let piece = DeviceSeq::<T>::stored_columns(dev, cols);
+        all = Some(match all {
+            None => piece,
+            Some(a) => a.concat(&piece)?,
+        });
+    }
+    Ok(all)
+}
+
 /// The even split of `n` elements into `k` contiguous ranges: the first `n % k` one longer.
 fn even(n: usize, k: usize) -> Vec<std::ops::Range<usize>> {
     let (base, extra) = (n / k, n % k);
@@ -502,6 +519,18 @@ impl<T: Item> ShardedSeq<T> {
             shards,
             lens,
         }
+    }
+
+    /// The global position of the first element of every shard of the group, in order.
+    pub(crate) fn starts(&self) -> Vec<u64> {
+        let mut at = 0u64;
+        self.lens
+            .iter()
+            .map(|&l| {
+                at += l as u64;
+                at - l as u64
+            })
+            .collect()
     }
 
     /// Copies host data to the group: contiguous shards as even as possible (the first

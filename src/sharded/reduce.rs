@@ -43,14 +43,11 @@ impl<T: Element> ShardedSeq<T> {
             if s.is_empty() {
                 Ok(Vec::new())
             } else {
-                s.reduce(op).map(|t| vec![t.to_bits()])
+                s.reduce(op).map(|t| vec![t])
             }
         });
-        let all = self.group.gather_shards("reduce", local)?;
-        Ok(all
-            .iter()
-            .map(|w| w.first().map(|&b| T::from_bits(b)))
-            .collect())
+        let all = self.gather_values("reduce", local)?;
+        Ok(all.iter().map(|v| v.first().copied()).collect())
     }
 
     /// The `op`-combination of all elements (over all shards); the identity of `op` when
@@ -170,20 +167,31 @@ impl<T: Element> ShardedSeq<T> {
         local: Result<Vec<(DeviceSeq<T>, Vec<T>)>>,
     ) -> Result<(Vec<DeviceSeq<T>>, Vec<Vec<T>>)> {
         let mut scans = Vec::new();
-        let words = local.map(|v| {
+        let vals = local.map(|v| {
             v.into_iter()
                 .map(|(scan, vals)| {
                     scans.push(scan);
-                    vals.iter().map(|x| x.to_bits()).collect()
+                    vals
                 })
                 .collect()
         });
-        let all = self.group.gather_shards("scan", words)?;
-        let vals = all
+        Ok((scans, self.gather_values("scan", vals)?))
+    }
+
+    /// Every shard's values, in global shard order, from this process's shards' `local` ones
+    /// (any number a shard), as their bits. Collective.
+    fn gather_values(&self, what: &str, local: Result<Vec<Vec<T>>>) -> Result<Vec<Vec<T>>> {
+        let words = local.map(|v| {
+            v.iter()
+                .map(|vals| vals.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        });
+        Ok(self
+            .group
+            .gather_shards(what, words)?
             .iter()
             .map(|w| w.iter().map(|&b| T::from_bits(b)).collect())
-            .collect();
-        Ok((scans, vals))
+            .collect())
     }
 
     /// `out[0] = init`, `out[i] = init op self[0] op … op self[i-1]` over the whole sequence;

@@ -29,22 +29,13 @@ const LAUNCH_VARS: [&str; 11] = [
     "SLURM_LOCALID",
 ];
 
-/// The global shard lengths of `n` elements over `k` shards: even, all in the first, all in
-/// the last, and skewed with empty shards between.
+/// The global shard lengths of `n` elements over `k` shards: sharded.rs's layouts (even, all
+/// in the first, all in the last, skewed with empty shards between), the even one spelt out.
 fn layouts(n: usize, k: usize) -> Vec<Vec<usize>> {
-    let even: Vec<usize> = (0..k).map(|i| n / k + usize::from(i < n % k)).collect();
-    let mut v = vec![even];
-    if k > 1 {
-        let mut first = vec![0; k];
-        first[0] = n;
-        let mut last = vec![0; k];
-        last[k - 1] = n;
-        let mut skew = vec![0; k];
-        skew[0] = n / 10;
-        skew[k - 1] = n - n / 10;
-        v.extend([first, last, skew]);
-    }
-    v
+    crate::sharded::layouts(n, k)
+        .into_iter()
+        .map(|l| l.unwrap_or_else(|| (0..k).map(|i| n / k + usize::from(i < n % k)).collect()))
+        .collect()
 }
 
 /// `data` over `g` with the global shard `lens`: each process uploads its own shards

@@ -55,7 +55,7 @@ fn lens() -> Vec<usize> {
 
 /// Shard lengths for `n` elements over `k` shards: the even split (`None`: `from_slice`),
 /// all in the first shard, all in the last, and a skewed split.
-fn layouts(n: usize, k: usize) -> Vec<Option<Vec<usize>>> {
+pub fn layouts(n: usize, k: usize) -> Vec<Option<Vec<usize>>> {
     let mut v = vec![None];
     if k > 1 {
         let mut first = vec![0; k];
