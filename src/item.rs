@@ -510,12 +510,46 @@ pub trait Key: Item {
     fn from_order_words(words: &[Expr<u64>]) -> Self::Exprs;
 }
 
+/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended into the
+/// unsigned word `U`, at least as wide; `word` converts constants): their unsigned order is the
+/// `total_cmp` order for floats, the value order for integers.
+pub(crate) fn ordered<U: Integer>(ty: ScalarType, b: Expr<U>, word: impl Fn(u64) -> U) -> Expr<U> {
+    let (sign, mask) = sign_and_mask(ty);
+    let (sign, mask) = (word(sign), word(mask));
+    if ty.is_float() {
+        Expr::select((b & sign).ne(word(0)), !b & mask, b | sign)
+    } else if ty.is_signed_int() {
+        b ^ sign
+    } else {
+        b
+    }
+}
+
+/// The value of type `T` whose ordered bits are `o` (the inverse of [`ordered`]).
+pub(crate) fn from_ordered<T: Element>(o: Expr<u64>) -> Expr<T> {
+    let (sign, mask) = sign_and_mask(T::TYPE);
+    let bits = if T::TYPE.is_float() {
+        Expr::select((o & sign).ne(0u64), o ^ sign, !o & mask)
+    } else if T::TYPE.is_signed_int() {
+        o ^ sign
+    } else {
+        o
+    };
+    Expr::<T>::from_bits(bits)
+}
+
+fn sign_and_mask(ty: ScalarType) -> (u64, u64) {
+    let w = ty.bits();
+    let mask = if w == 64 { !0u64 } else { (1u64 << w) - 1 };
+    (1u64 << (w - 1), mask)
+}
+
 impl<T: Element> Key for T {
     fn order_words(x: Expr<T>) -> Vec<Expr<u64>> {
-        vec![crate::seq::order::ordered(T::TYPE, x.to_bits(), |v| v)]
+        vec![ordered(T::TYPE, x.to_bits(), |v| v)]
     }
     fn from_order_words(words: &[Expr<u64>]) -> Expr<T> {
-        crate::seq::order::from_ordered(words[0])
+        from_ordered(words[0])
     }
 }
 
@@ -523,10 +557,10 @@ macro_rules! tuple_keys {
     ($(($($T:ident $k:tt),+))*) => {$(
         impl<$($T: Element),+> Key for ($($T,)+) {
             fn order_words(x: Self::Exprs) -> Vec<Expr<u64>> {
-                vec![$(crate::seq::order::ordered($T::TYPE, x.$k.to_bits(), |v| v)),+]
+                vec![$(ordered($T::TYPE, x.$k.to_bits(), |v| v)),+]
             }
             fn from_order_words(words: &[Expr<u64>]) -> Self::Exprs {
-                ($(crate::seq::order::from_ordered::<$T>(words[$k]),)+)
+                ($(from_ordered::<$T>(words[$k]),)+)
             }
         }
     )*};

@@ -105,6 +105,7 @@ macro_rules! compute_types {
             }
 
             /// Sets value `j` to `v`, a value of the lane's type.
+            #[inline]
             pub fn set(&mut self, j: usize, v: Val) {
                 match (self, v) {
                     $((Lanes::$V(d), Val::$V(x)) => d[j] = x,)*
@@ -113,6 +114,7 @@ macro_rules! compute_types {
             }
 
             /// Value `j`.
+            #[inline]
             pub fn get(&self, j: usize) -> Val {
                 match self {
                     $(Lanes::$V(v) => Val::$V(v[j]),)*
@@ -121,6 +123,7 @@ macro_rules! compute_types {
 
             /// Appends `v`, a value of the lane's type (a graph's nodes have the types their
             /// values have).
+            #[inline]
             pub fn push(&mut self, v: Val) {
                 match (self, v) {
                     $((Lanes::$V(l), Val::$V(x)) => l.push(x),)*
@@ -169,6 +172,7 @@ impl Lanes {
 
 impl Val {
     /// The value of compute type `ty.compute()` whose bits are `bits`.
+    #[inline]
     pub fn from_compute_bits(ty: ScalarType, bits: u64) -> Val {
         use ScalarType::*;
         match ty.compute() {
@@ -186,6 +190,7 @@ impl Val {
     }
 
     /// A stored element of type `ty` (bits) as a compute value.
+    #[inline]
     pub fn load(ty: ScalarType, bits: u64) -> Val {
         match ty {
             ScalarType::F16 | ScalarType::BF16 => {
@@ -196,6 +201,7 @@ impl Val {
     }
 
     /// The stored bits of this value as an element of type `ty` (rounded for f16/bf16).
+    #[inline]
     pub fn store(self, ty: ScalarType) -> u64 {
         match (ty, self) {
             (ScalarType::F16, Val::F32(x)) => f16::from_f32(x).to_bits() as u64,
@@ -204,6 +210,7 @@ impl Val {
         }
     }
 
+    #[inline]
     pub fn bits(self) -> u64 {
         match self {
             Val::I8(x) => x as u8 as u64,
@@ -287,6 +294,7 @@ macro_rules! float_fn {
     };
 }
 
+#[inline]
 fn shift_amount(v: Val) -> u32 {
     match v {
         Val::U32(s) => s,
@@ -404,6 +412,7 @@ pub(crate) fn cast(v: Val, to: ScalarType) -> Val {
 /// A computed value as it leaves an expression: a NaN of any sign or payload becomes the one
 /// NaN of its type (`f32::NAN`, `f64::NAN`), as on the GPU (`ds::canon`), since the sign of a
 /// NaN result depends on how the arithmetic was arranged.
+#[inline]
 pub(crate) fn canonical(v: Val) -> Val {
     match v {
         Val::F32(x) if x.is_nan() => Val::F32(f32::NAN),

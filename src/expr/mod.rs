@@ -135,11 +135,19 @@ impl Traced {
 }
 
 /// Traces `f`, which receives the arguments as nodes of graph `id` (node `k` is argument `k`,
-/// of type `args[k]`), and returns the nodes of the values it returns.
+/// of type `args[k]`), and returns the nodes of the values it returns. Generic only in the
+/// call of `f`: what comes before and after is `begin_trace` and `end_trace`, compiled once.
 pub(crate) fn trace<R: Exprs>(
     args: &[ScalarType],
     f: impl FnOnce(&[u32], u32) -> R,
 ) -> Result<Traced> {
+    let (id, guard, arg_nodes) = begin_trace(args);
+    let out = f(&arg_nodes, id).nodes();
+    end_trace(id, guard, out)
+}
+
+/// A new tracer on this thread's stack (popped when the guard drops), and its argument nodes.
+fn begin_trace(args: &[ScalarType]) -> (u32, Guard, Vec<u32>) {
     let id = NEXT_GRAPH.fetch_add(1, Ordering::Relaxed).max(1);
     STACK.with(|s| {
         s.borrow_mut().push(Tracer {
@@ -158,7 +166,11 @@ pub(crate) fn trace<R: Exprs>(
             push(id, Node { ty, kind }, 0)
         })
         .collect();
-    let out = f(&arg_nodes, id).nodes();
+    (id, guard, arg_nodes)
+}
+
+/// The traced graph `id`, taken from the stack, with the nodes `out` that the closure returned.
+fn end_trace(id: u32, guard: Guard, out: Vec<(u32, u32)>) -> Result<Traced> {
     let tracer = STACK.with(|s| {
         let mut s = s.borrow_mut();
         s.last_mut().map(|t| Tracer {

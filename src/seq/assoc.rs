@@ -6,12 +6,12 @@
 //! chunks, and a scan that reduces the chunks, scans their totals, then scans each chunk from
 //! its prefix (docs/algorithms.md). The left operand always holds the earlier elements.
 
-use super::order::ordered;
 use super::{DeviceSeq, length};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::Traced;
 use crate::expr::combine::Combiner;
+use crate::item::ordered;
 use crate::item::{Element, Expr, Flag, Index, Item, Key};
 use crate::op::{Op, check_op};
 use crate::source::Source;

@@ -11,43 +11,9 @@
 
 use super::DeviceSeq;
 use crate::error::Result;
-use crate::item::{Element, Expr, Index, Integer, Key, ScalarType};
+use crate::item::{Expr, Index, Key, ScalarType};
 use crate::op::Op;
 use std::ops::Range;
-
-/// The ordered bits of a value of type `ty` from its stored bits `b` (zero-extended into the
-/// unsigned word `U`, at least as wide; `word` converts constants): their unsigned order is the
-/// `total_cmp` order for floats, the value order for integers.
-pub(crate) fn ordered<U: Integer>(ty: ScalarType, b: Expr<U>, word: impl Fn(u64) -> U) -> Expr<U> {
-    let (sign, mask) = sign_and_mask(ty);
-    let (sign, mask) = (word(sign), word(mask));
-    if ty.is_float() {
-        Expr::select((b & sign).ne(word(0)), !b & mask, b | sign)
-    } else if ty.is_signed_int() {
-        b ^ sign
-    } else {
-        b
-    }
-}
-
-/// The value of type `T` whose ordered bits are `o` (the inverse of [`ordered`]).
-pub(crate) fn from_ordered<T: Element>(o: Expr<u64>) -> Expr<T> {
-    let (sign, mask) = sign_and_mask(T::TYPE);
-    let bits = if T::TYPE.is_float() {
-        Expr::select((o & sign).ne(0u64), o ^ sign, !o & mask)
-    } else if T::TYPE.is_signed_int() {
-        o ^ sign
-    } else {
-        o
-    };
-    Expr::<T>::from_bits(bits)
-}
-
-fn sign_and_mask(ty: ScalarType) -> (u64, u64) {
-    let w = ty.bits();
-    let mask = if w == 64 { !0u64 } else { (1u64 << w) - 1 };
-    (1u64 << (w - 1), mask)
-}
 
 /// The bits a component's ordered word can have set (a `bool` one).
 fn width(ty: ScalarType) -> u32 {

@@ -1,10 +1,10 @@
 //! Searching, merging and selecting: `lower_bound`, `upper_bound`, `merge`, `merge_pairs`,
 //! `top_k`. Orders are ascending, and for floats the `total_cmp` order of `sort`.
 
-use super::order::ordered;
 use super::{DeviceSeq, index_width, length};
 use crate::backend::SortValues;
 use crate::error::{Error, Result};
+use crate::item::ordered;
 use crate::item::{Element, Expr, Index, Item, Key};
 
 /// Bits of a digit of `top_k`'s radix selection (a histogram of 2048 bins).

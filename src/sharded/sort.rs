@@ -65,12 +65,49 @@ fn cuts<T: Element>(
     lens: &[usize],
     whole_keys: bool,
 ) -> Result<Vec<Vec<usize>>> {
+    let samples = samples_of(group, sorted)?;
+    let before = ranks_before(group, sorted, lens, whole_keys, &samples)?;
+    // Candidate cuts: none of any shard (rank 0), each sample, all of every shard (rank
+    // `total`); their ranks do not decrease.
     let k = lens.len();
-    let devs = group.devices();
-    let first = group.first_shard();
     let total: usize = lens.iter().sum();
-    // 2. Evenly spaced samples of each sorted shard (the middle of each of `m` stretches): a
-    //    key and a position each.
+    let cut_of = |c: usize, u: usize| -> usize {
+        if c == 0 {
+            0
+        } else if c > samples.len() {
+            lens[u]
+        } else {
+            before[u][c - 1]
+        }
+    };
+    let rank: Vec<usize> = (0..samples.len() + 2)
+        .map(|c| (0..k).map(|u| cut_of(c, u)).sum())
+        .collect();
+    // For each boundary, the first candidate closest to the even split.
+    let mut chosen = vec![0usize; k + 1];
+    chosen[k] = samples.len() + 1;
+    for d in 1..k {
+        let target = ((d as u128 * total as u128 + k as u128 / 2) / k as u128) as usize;
+        let p = rank.partition_point(|&r| r < target);
+        let c = if p == 0 {
+            0
+        } else if p == rank.len() || target - rank[p - 1] <= rank[p] - target {
+            p - 1
+        } else {
+            p
+        };
+        chosen[d] = c.max(chosen[d - 1]);
+    }
+    Ok((0..k)
+        .map(|u| chosen.iter().map(|&c| cut_of(c, u)).collect())
+        .collect())
+}
+
+/// Evenly spaced samples of each sorted shard of the group (the middle of each of `m`
+/// stretches), a key and a position each, in the stable sort's order (key, shard, position).
+/// Collective.
+fn samples_of<T: Element>(group: &DeviceGroup, sorted: &[DeviceSeq<T>]) -> Result<Vec<Sample<T>>> {
+    let devs = group.devices();
     let local = group.mesh().per_shard(sorted.len(), |s| {
         let n = sorted[s].len();
         let m = n.min(SAMPLES);
@@ -105,9 +142,22 @@ fn cuts<T: Element>(
         }));
     }
     samples.sort_unstable_by_key(|a| (a.ord, a.shard, a.pos));
-    // 3. How many elements of shard `u` come before each sample in the order of the stable
-    //    sort: the keys below it, and of its equal keys those of earlier shards (all), of its
-    //    own shard (those before its position) and of later shards (none).
+    Ok(samples)
+}
+
+/// How many elements of each shard `u` come before each sample in the order of the stable
+/// sort: the keys below it, and of its equal keys those of earlier shards (all), of its own
+/// shard (those before its position) and of later shards (none); where `whole_keys`, the
+/// keys below it only. Collective.
+fn ranks_before<T: Element>(
+    group: &DeviceGroup,
+    sorted: &[DeviceSeq<T>],
+    lens: &[usize],
+    whole_keys: bool,
+    samples: &[Sample<T>],
+) -> Result<Vec<Vec<usize>>> {
+    let devs = group.devices();
+    let first = group.first_shard();
     let needles: Vec<T> = samples.iter().map(|s| s.key).collect();
     let local = group.mesh().per_shard(sorted.len(), |i| {
         let u = first + i;
@@ -136,38 +186,7 @@ fn cuts<T: Element>(
     if before.iter().any(|b| b.len() != samples.len()) {
         return Err(Error::Group("ranks sampled different keys".into()));
     }
-    // Candidate cuts: none of any shard (rank 0), each sample, all of every shard (rank
-    // `total`); their ranks do not decrease.
-    let cut_of = |c: usize, u: usize| -> usize {
-        if c == 0 {
-            0
-        } else if c > samples.len() {
-            lens[u]
-        } else {
-            before[u][c - 1]
-        }
-    };
-    let rank: Vec<usize> = (0..samples.len() + 2)
-        .map(|c| (0..k).map(|u| cut_of(c, u)).sum())
-        .collect();
-    // For each boundary, the first candidate closest to the even split.
-    let mut chosen = vec![0usize; k + 1];
-    chosen[k] = samples.len() + 1;
-    for d in 1..k {
-        let target = ((d as u128 * total as u128 + k as u128 / 2) / k as u128) as usize;
-        let p = rank.partition_point(|&r| r < target);
-        let c = if p == 0 {
-            0
-        } else if p == rank.len() || target - rank[p - 1] <= rank[p] - target {
-            p - 1
-        } else {
-            p
-        };
-        chosen[d] = c.max(chosen[d - 1]);
-    }
-    Ok((0..k)
-        .map(|u| chosen.iter().map(|&c| cut_of(c, u)).collect())
-        .collect())
+    Ok(before)
 }
 
 /// The sorted runs merged pairwise, in order (ties: the earlier run's first), with their

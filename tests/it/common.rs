@@ -71,6 +71,7 @@ impl Rng {
         eprintln!("{label}: seed {seed} (DEVSEQ_TEST_SEED={seed} repeats it)");
         Rng(seed)
     }
+    #[inline]
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
         let mut z = self.0;
@@ -78,9 +79,11 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
         z ^ (z >> 31)
     }
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next() % n }
     }
+    #[inline]
     pub fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
@@ -148,6 +151,7 @@ macro_rules! int_t {
     ($($t:ty),*) => {$(
         impl T for $t {
             type Acc = $t;
+            #[inline]
             fn draw(r: &mut Rng, g: Gen) -> Self {
                 let x = r.next() as $t;
                 match g {
@@ -156,9 +160,13 @@ macro_rules! int_t {
                     _ => x,
                 }
             }
+            #[inline]
             fn same(a: Self, b: Self) -> bool { a == b }
+            #[inline]
             fn acc(self) -> $t { self }
+            #[inline]
             fn from_acc(a: $t) -> Self { a }
+            #[inline]
             fn op(op: Op, a: $t, b: $t) -> $t {
                 match op {
                     Op::Add => a.wrapping_add(b),
@@ -170,6 +178,7 @@ macro_rules! int_t {
                     Op::BitXor => a ^ b,
                 }
             }
+            #[inline]
             fn identity(op: Op) -> $t {
                 match op {
                     Op::Add | Op::BitOr | Op::BitXor => 0,
@@ -180,9 +189,13 @@ macro_rules! int_t {
                 }
             }
             const FLOAT: bool = false;
+            #[inline]
             fn from_index(i: usize) -> Self { i as $t }
+            #[inline]
             fn f(self) -> f64 { self as f64 }
+            #[inline]
             fn from_acc_f(v: f64) -> Self { v as $t }
+            #[inline]
             fn total(&self, other: &Self) -> std::cmp::Ordering { self.cmp(other) }
         }
     )*};
@@ -274,19 +287,29 @@ macro_rules! float_t {
     ($($t:ty: $from:expr, $to:expr);*) => {$(
         impl T for $t {
             type Acc = f64;
+            #[inline]
             fn draw(r: &mut Rng, g: Gen) -> Self { Self::from_acc(float_draw(r, g)) }
+            #[inline]
             fn same(a: Self, b: Self) -> bool {
                 let (x, y) = (a.acc(), b.acc());
                 x == y || (x.is_nan() && y.is_nan())
             }
+            #[inline]
             fn acc(self) -> f64 { let f: fn($t) -> f64 = $to; f(self) }
+            #[inline]
             fn from_acc(a: f64) -> Self { let f: fn(f64) -> $t = $from; f(a) }
+            #[inline]
             fn op(op: Op, a: f64, b: f64) -> f64 { float_op(op, a, b) }
+            #[inline]
             fn identity(op: Op) -> f64 { float_identity(op) }
             const FLOAT: bool = true;
+            #[inline]
             fn from_index(i: usize) -> Self { Self::from_acc(i as f32 as f64) }
+            #[inline]
             fn f(self) -> f64 { self.acc() }
+            #[inline]
             fn from_acc_f(v: f64) -> Self { Self::from_acc(v) }
+            #[inline]
             fn total(&self, other: &Self) -> std::cmp::Ordering { self.total_cmp(other) }
         }
     )*};

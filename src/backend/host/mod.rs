@@ -254,6 +254,11 @@ impl<'a, T: Element> HostSrc<'a, T> {
         self.src.len
     }
 
+    /// Whether the source is computed where read (not a stored column's elements).
+    pub fn is_lazy(&self) -> bool {
+        self.plain.is_none()
+    }
+
     /// Elements `range` (within the source).
     pub fn read(&self, range: std::ops::Range<usize>) -> Cow<'a, [T]> {
         match self.plain {

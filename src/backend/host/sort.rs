@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 /// Bits whose unsigned order is the element order: sign flipped for signed integers; for
 /// floats all bits flipped when negative, else the sign bit set (`total_cmp`).
+#[inline]
 pub(crate) fn ordered_bits(ty: ScalarType, b: u64) -> u64 {
     let bits = ty.bits();
     let sign = 1u64 << (bits - 1);
@@ -22,6 +23,7 @@ pub(crate) fn ordered_bits(ty: ScalarType, b: u64) -> u64 {
 }
 
 /// The sort key of `x`: its ordered bits, complemented for a descending sort (as the GPU's).
+#[inline]
 pub(crate) fn key<T: Element>(x: T, descending: bool) -> u64 {
     let k = ordered_bits(T::TYPE, x.to_bits());
     if descending { !k } else { k }
