@@ -31,11 +31,12 @@ pub(crate) fn scatter_combine<T: Element, I: Index>(
         .filter(|&k| k == 0 || order[k].0 != order[k - 1].0)
         .collect();
     let mut out = base.to_vec();
+    let vals = vals.access(vals.len());
     let runs: Vec<(usize, T)> = (0..starts.len())
         .into_par_iter()
         .with_min_len(super::min_items(starts.len(), order.len()))
         .map_init(
-            || vals.eval(),
+            || vals.reader(),
             |e, r| {
                 let end = starts.get(r + 1).copied().unwrap_or(order.len());
                 let slot = order[starts[r]].0 as usize;

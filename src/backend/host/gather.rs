@@ -19,36 +19,21 @@ pub(crate) fn check<I: Index>(idx: &HostSrc<'_, I>, len: usize) -> Result<()> {
     }
 }
 
-/// `out[i] = src[idx[i]]`. A lazy `src` read at least as often as it has elements is
-/// evaluated once, block by block, rather than an element at a time.
+/// `out[i] = src[idx[i]]`.
 pub(crate) fn gather<T: Element, I: Index>(
     src: &HostSrc<'_, T>,
     idx: &HostSrc<'_, I>,
 ) -> Result<Vec<T>> {
     check(idx, src.len())?;
-    if src.is_lazy() && idx.len() >= src.len() {
-        let all = src.to_vec();
-        return Ok(gather_by(idx, || |i| all[i]));
-    }
-    Ok(gather_by(idx, || {
-        let mut e = src.eval();
-        move |i| e.at(i)
-    }))
-}
-
-/// The reads of `gather` (indices checked), `at()` making each thread's reader of an element.
-fn gather_by<T: Element, I: Index, A: FnMut(usize) -> T>(
-    idx: &HostSrc<'_, I>,
-    at: impl Fn() -> A + Sync,
-) -> Vec<T> {
+    let src = src.access(idx.len());
     let mut out = vec![T::default(); idx.len()];
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
-        let mut at = at();
+        let mut r = src.reader();
         for (slot, i) in o.iter_mut().zip(idx.chunk(c).iter()) {
-            *slot = at(i.to_u64() as usize);
+            *slot = r.at(i.to_u64() as usize);
         }
     });
-    out
+    Ok(out)
 }
 
 /// `base` with `out[idx[i]] = vals[i]` (where indices repeat, the last value lands).

@@ -254,11 +254,6 @@ impl<'a, T: Element> HostSrc<'a, T> {
         self.src.len
     }
 
-    /// Whether the source is computed where read (not a stored column's elements).
-    pub fn is_lazy(&self) -> bool {
-        self.plain.is_none()
-    }
-
     /// Elements `range` (within the source).
     pub fn read(&self, range: std::ops::Range<usize>) -> Cow<'a, [T]> {
         match self.plain {
@@ -377,12 +372,16 @@ impl<'a, T: Element> HostSrc<'a, T> {
         self.len().div_ceil(CHUNK)
     }
 
-    /// An evaluator of single elements (random access), for one thread.
-    pub fn eval(&self) -> Eval<'_, 'a, T> {
-        Eval {
-            s: self,
-            vals: vec![Val::U8(0); self.src.graph.nodes.len()],
-        }
+    /// Random access for about `reads` reads in all: a stored column's elements directly; a
+    /// lazy source read at least as often as it has elements evaluated once, block by block;
+    /// else evaluated an element at a time where read.
+    pub fn access(&self, reads: usize) -> Access<'_, 'a, T> {
+        let all = match self.plain {
+            Some(p) => Some(Cow::Borrowed(p)),
+            None if reads >= self.len() => Some(Cow::Owned(self.to_vec())),
+            None => None,
+        };
+        Access { s: self, all }
     }
 
     /// All elements (for algorithms whose output holds them all anyway).
@@ -394,23 +393,46 @@ impl<'a, T: Element> HostSrc<'a, T> {
     }
 }
 
-/// Element-at-a-time access to a `HostSrc`.
-pub(crate) struct Eval<'s, 'a, T> {
+/// Random access to a `HostSrc` (`HostSrc::access`), shared by the threads that read it.
+pub(crate) struct Access<'s, 'a, T: Clone> {
     s: &'s HostSrc<'a, T>,
-    vals: Vec<Val>,
+    /// The elements, where they are read from memory.
+    all: Option<Cow<'a, [T]>>,
 }
 
-impl<T: Element> Eval<'_, '_, T> {
-    pub fn at(&mut self, row: usize) -> T {
-        if let Some(p) = self.s.plain {
-            return p[row];
+impl<'a, T: Element> Access<'_, 'a, T> {
+    /// A reader for one thread.
+    pub fn reader(&self) -> Reader<'_, 'a, T> {
+        match &self.all {
+            Some(all) => Reader::Stored(all),
+            None => Reader::Each {
+                s: self.s,
+                vals: vec![Val::U8(0); self.s.src.graph.nodes.len()],
+            },
         }
-        let s = self.s;
-        let g = &s.src.graph;
-        let v = eval(&g.nodes, g.out, &mut self.vals, |n, vals| {
-            s.leaf(n, row, vals)
-        });
-        stored(v, s.computed)
+    }
+}
+
+/// One thread's reads of an `Access`: elements in memory, or each evaluated where read.
+pub(crate) enum Reader<'r, 'a, T> {
+    Stored(&'r [T]),
+    Each {
+        s: &'r HostSrc<'a, T>,
+        vals: Vec<Val>,
+    },
+}
+
+impl<T: Element> Reader<'_, '_, T> {
+    #[inline]
+    pub fn at(&mut self, row: usize) -> T {
+        match self {
+            Reader::Stored(all) => all[row],
+            Reader::Each { s, vals } => {
+                let g = &s.src.graph;
+                let v = eval(&g.nodes, g.out, vals, |n, vals| s.leaf(n, row, vals));
+                stored(v, s.computed)
+            }
+        }
     }
 }
 
