@@ -11,9 +11,12 @@
 // ds_merge_rank merges sorted needles with a haystack the same way and writes, for each
 // needle, the number of haystack keys before it in the merge (its lower_bound with the
 // needles as a, its upper_bound with the needles as b) to the needle's original position.
+// ds_set_op merges each tile the same way and keeps the outputs a set operation keeps (one
+// pass; see below).
 #pragma once
 #include "block/source.cuh"
 #include "block/order.cuh"
+#include "block/scan.cuh"
 
 namespace ds {
 // The cut of diagonal d: how many of the first d outputs come from a. `a_first(i, j)`: a's
@@ -59,18 +62,18 @@ DS_DEV u32 merge_stage(const S& s, u64 g, u32 len, u64 n, U* t) {
   return nv * VEC;
 }
 
-// Tile blockIdx.x's stretches of a and b in s_key as raw bits (a's first; `merge_smem` elements
-// of room): by 16-byte asynchronous copies where both are stored columns aligned for them, else
-// all of a thread's loads issued before the first is stored.
-template <int BLOCK, int ITEMS, class KA, class KB, class U>
-DS_DEV MergeTile merge_load(const KA& a, const KB& b, const MergeParams& p, U* s_key) {
+// Tile t's stretches of a and b in s_key as raw bits (a's first; `merge_smem` elements of
+// room): by 16-byte asynchronous copies where both are stored columns aligned for them, else
+// all of a thread's loads issued before the first is stored. P: parameters with the cuts and
+// both lengths (MergeParams, SetParams).
+template <int BLOCK, int ITEMS, class KA, class KB, class P, class U>
+DS_DEV MergeTile merge_load(const KA& a, const KB& b, const P& p, u64 t, U* s_key) {
   typedef typename KA::T T;
   typedef key_bits<T> K;
   constexpr u32 TILE = BLOCK * ITEMS;
   constexpr int VEC = 16 / sizeof(T);
   const u64* __restrict__ cuts = (const u64*)p.cuts;
   const u64 total = p.na + p.nb;
-  const u64 t = blockIdx.x;
   const u64 d0 = t * TILE, d1 = d0 + TILE < total ? d0 + TILE : total;
   const u64 a0 = cuts[t];
   // Sorted inputs give a0 <= cuts[t + 1] <= a0 + (d1 - d0). Unsorted ones may not (their
@@ -175,7 +178,7 @@ __global__ void __launch_bounds__(BLOCK)
   static_assert(TILE * sizeof(T) % 16 == 0, "tiles start on 16-byte boundaries");
   __shared__ __align__(16) U s_key[merge_smem<T, TILE>::value];
   __shared__ u16 s_from[VALUES ? TILE : 1];
-  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
+  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, blockIdx.x, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
   const u32 d = merge_thread<ITEMS, TILE, T>(m, s_key, key, from);
@@ -226,7 +229,7 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ u16 s_rel[TILE];
 #pragma unroll
   for (int r = 0; r < ITEMS; ++r) s_rel[r * BLOCK + threadIdx.x] = 0;
-  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, s_key);
+  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, blockIdx.x, s_key);
   U key[ITEMS];
   u32 from[ITEMS];
   const u32 d = merge_thread<ITEMS, TILE, T>(m, s_key, key, from);
@@ -246,5 +249,183 @@ __global__ void __launch_bounds__(BLOCK)
   for (int r = 0; r < ITEMS; ++r) {
     const u32 k = r * BLOCK + threadIdx.x;
     if (k < mine) out[first + k] = (I)(other + s_rel[k]);
+  }
+}
+
+// Set operations in one pass over merge path, with the multiset semantics of C++'s std::set_*:
+// of a key that a holds m times and b n times, the union keeps a's m copies and b's last
+// n - m, the intersection a's first min(m, n), the difference a's last m - n, the symmetric
+// difference both differences. (As Thrust's set operations, one merge-path pass; the rule for
+// each copy is this file's own.) Each tile is merged as in ds_merge, and a thread walks its
+// outputs in merge order deciding each from where its key's run starts in a (ra) and in b
+// (rb): a's copy at ga, of rank ga - ra among its equals, is matched where b[rb + ga - ra]
+// holds the key; b's copy at gb is kept where its rank gb - rb is at least m, and m is how
+// far a's position has moved past ra, since on ties a's copies all come first in the merge.
+// The run starts change where the walk's key changes (the positions reached in a and b then);
+// for a thread's first key they are searched for, in the tile's stretches or, for a run that
+// began before the tile, behind its start in memory. The kept outputs are counted, placed by
+// the deterministic look-back (as ds_compact), gathered in shared memory and stored coalesced.
+namespace ds {
+// The first position of s[0, hi) whose ordered key is at least k, given that s[hi] (where it
+// exists) is: a gallop back from hi (runs of equal keys are short next to the input, mostly),
+// then a binary search.
+template <class S, class U> DS_DEV u64 lower_bound_back(const S& s, u64 hi, U k) {
+  typedef key_bits<typename S::T> K;
+  u64 lo = 0, step = 1;
+  while (step <= hi) {
+    if (K::order(K::raw(s.at(hi - step))) < k) {
+      lo = hi - step + 1;
+      break;
+    }
+    hi -= step;
+    step *= 2;
+  }
+  while (lo < hi) {
+    const u64 mid = lo + (hi - lo) / 2;
+    if (K::order(K::raw(s.at(mid))) < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Where the run of ordered key k starts in side s, whose stretch in the tile is st[0, len),
+// from position g0: within the stretch where a smaller key precedes it there, else behind g0.
+template <class S, class U> DS_DEV u64 run_start(const S& s, const U* st, u32 len, u64 g0, U k) {
+  typedef key_bits<typename S::T> K;
+  u32 lo = 0, hi = len;
+  while (lo < hi) {
+    const u32 mid = (lo + hi) / 2;
+    if (K::order(st[mid]) < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 || g0 == 0 ? g0 + lo : lower_bound_back(s, g0, k);
+}
+}  // namespace ds
+
+// SET 0: union, 1: intersection, 2: difference, 3: symmetric difference. C counts the kept
+// outputs (u32 where na + nb < 2^32). KEYS, VALUES: what it stores (values from VA and VB).
+// p.total gets the count. (Bounded to 2 blocks a multiprocessor: unbounded, NVRTC 13.5's ptxas
+// held the instances with 64-bit counts to 40 registers and spilled.)
+template <class KA, class KB, class VA, class VB, class C, int SET, int KEYS, int VALUES, int BLOCK,
+          int ITEMS>
+__global__ void __launch_bounds__(BLOCK, 2)
+    ds_set_op(const KA a, const KB b, const VA va, const VB vb, const SetParams p) {
+  using namespace ds;
+  typedef typename KA::T T;
+  typedef key_bits<T> K;
+  typedef typename K::U U;
+  typedef typename VA::T V;
+  typedef Combine<OpAdd, C> F;
+  constexpr u32 TILE = BLOCK * ITEMS;
+  static_assert(TILE <= 65536, "origins are 16-bit");
+  static_assert(ITEMS <= 32, "a thread's kept outputs are one 32-bit mask");
+  __shared__ __align__(16) U s_key[merge_smem<T, TILE>::value];
+  __shared__ u16 s_from[VALUES ? TILE : 1];
+  const F f{};
+  const u32 tile = next_tile<BLOCK>((u32*)p.counter, p.base);
+  const MergeTile m = merge_load<BLOCK, ITEMS>(a, b, p, tile, s_key);
+  const u32 la = m.la, lb = m.cnt - m.la;
+  const U* sa = s_key + m.sa;
+  const U* sb = s_key + m.sb;
+  const u32 d = threadIdx.x * ITEMS < m.cnt ? threadIdx.x * ITEMS : m.cnt;
+  u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return K::order(sa[i]) <= K::order(sb[j]); });
+  u32 ib = d - ia;
+  // The runs of the thread's first key (its ordered bits in `run`).
+  u64 ra = 0, rb = 0;
+  U run = 0;
+  if (d < m.cnt) {
+    const bool ta = ib >= lb || (ia < la && K::order(sa[ia]) <= K::order(sb[ib]));
+    run = K::order(ta ? sa[ia] : sb[ib]);
+    ra = run_start(a, sa, la, m.a0, run);
+    rb = run_start(b, sb, lb, m.b0, run);
+  }
+  // The next key of each side waits in a register, as in merge_thread. Where each output
+  // came from is kept as one bit a output (from a) and found again from the thread's first
+  // positions when it is stored: held as positions, they spilled at 64 registers.
+  U ka = ia < la ? sa[ia] : (U)0, kb = ib < lb ? sb[ib] : (U)0;
+  const u32 ia0 = ia, ib0 = ib;
+  U key[ITEMS];
+  u32 keep = 0, took = 0;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    key[k] = 0;
+    if (d + k < m.cnt) {
+      const bool take_a = ib >= lb || (ia < la && K::order(ka) <= K::order(kb));
+      const U x = take_a ? ka : kb;
+      const U o = K::order(x);
+      const u64 ga = m.a0 + ia, gb = m.b0 + ib;
+      if (o != run) {
+        run = o;
+        ra = ga;
+        rb = gb;
+      }
+      bool kept;
+      if (take_a) {
+        bool matched = false;
+        if constexpr (SET != 0) {
+          // b's copy of the same rank (unsorted inputs: any position, read in bounds).
+          const u64 j = rb + (ga - ra);
+          if (j < p.nb) {
+            const U y = j >= m.b0 && j - m.b0 < lb ? sb[j - m.b0] : K::raw(b.at(j));
+            matched = K::order(y) == o;
+          }
+        }
+        kept = SET == 0 ? true : SET == 1 ? matched : !matched;
+        took |= 1u << k;
+        ++ia;
+        ka = ia < la ? sa[ia] : (U)0;
+      } else {
+        kept = (SET == 0 || SET == 3) && gb - rb >= ga - ra;
+        ++ib;
+        kb = ib < lb ? sb[ib] : (U)0;
+      }
+      key[k] = x;
+      keep |= (kept ? 1u : 0u) << k;
+    }
+  }
+  // Each thread's first place among the tile's kept outputs; the tile's count published for
+  // the tiles after it now, its place in the output looked back for after the moves.
+  Slot* status = (Slot*)p.status;
+  C at[1] = {(C)__popc(keep)};
+  tile_scan_with<BLOCK, 1, false>(at, f, (C)0, [&](C total) {
+    if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
+    return (C)0;
+  });
+  // (Every thread's walk, which reads both stretches, ended before the scan's barriers.)
+  __shared__ C tile_kept;
+  if (threadIdx.x == BLOCK - 1) tile_kept = at[0] + (C)__popc(keep);
+  u32 q = (u32)at[0];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k)
+    if ((keep >> k & 1) != 0) {
+      s_key[q] = key[k];
+      if constexpr (VALUES != 0) {
+        const u32 from_a = (u32)__popc(took & ((1u << k) - 1));
+        s_from[q] = (u16)((took >> k & 1) != 0 ? ia0 + from_a : la + ib0 + (k - from_a));
+      }
+      ++q;
+    }
+  __syncthreads();
+  __shared__ C tile_prefix_s;
+  if (threadIdx.x < WARP) {
+    const C pre = tile_lookback(status, p.tiles, tile, p.epoch, (C)tile_kept, (C)0, f, (C)0);
+    if (threadIdx.x == 0) {
+      tile_prefix_s = pre;
+      if (tile + 1 == p.tiles) *(u64*)p.total = (u64)(pre + tile_kept);
+    }
+  }
+  __syncthreads();
+  const u32 kept = (u32)tile_kept;
+  const u64 base = (u64)tile_prefix_s;
+  if constexpr (KEYS != 0) {
+    U* __restrict__ out = (U*)p.keys + base;
+    for (u32 k = threadIdx.x; k < kept; k += BLOCK) out[k] = s_key[k];
+  }
+  if constexpr (VALUES != 0) {
+    V* __restrict__ out_vals = (V*)p.values + base;
+    for (u32 k = threadIdx.x; k < kept; k += BLOCK) {
+      const u32 g = s_from[k];
+      out_vals[k] = g < m.la ? va.at(m.a0 + g) : vb.at(m.b0 + (g - m.la));
+    }
   }
 }

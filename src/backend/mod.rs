@@ -37,6 +37,45 @@ pub(crate) enum ScanMode {
     SegmentedExclusive(Vec<u64>),
 }
 
+/// One of the four set operations over ascending keys, with the multiset semantics of C++'s
+/// `std::set_*`: of a key that `a` holds `m` times and `b` `n` times, the union keeps `a`'s
+/// `m` copies and `b`'s last `n - m`, the intersection `a`'s first `min(m, n)`, the difference
+/// `a`'s last `m - n`, the symmetric difference both differences; in merge order (ties: `a`'s
+/// copies first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum SetOp {
+    Union,
+    Intersection,
+    Difference,
+    SymmetricDifference,
+}
+
+impl SetOp {
+    /// Whether a copy from `a` is kept, given whether `b` matches it (holds more copies of its
+    /// key than come before it in `a`).
+    pub fn keeps_a(self, matched: bool) -> bool {
+        match self {
+            SetOp::Union => true,
+            SetOp::Intersection => matched,
+            SetOp::Difference | SetOp::SymmetricDifference => !matched,
+        }
+    }
+
+    /// Whether a copy from `b` is kept, given whether `a` leaves it unmatched (holds no more
+    /// copies of its key than come before it in `b`).
+    pub fn keeps_b(self, unmatched: bool) -> bool {
+        matches!(self, SetOp::Union | SetOp::SymmetricDifference) && unmatched
+    }
+
+    /// The most elements the result of `na` and `nb` keys can have.
+    pub fn room(self, na: usize, nb: usize) -> usize {
+        match self {
+            SetOp::Union | SetOp::SymmetricDifference => na + nb,
+            SetOp::Intersection | SetOp::Difference => na,
+        }
+    }
+}
+
 /// A device's implementation of every primitive.
 pub(crate) trait Backend: Send + Sync {
     /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"` or `"host (16 threads)"`.
@@ -150,6 +189,16 @@ pub(crate) trait Backend: Send + Sync {
         &self,
         a: &Source,
         b: &Source,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)>;
+    /// The set operation `op` of the ascending `a` and `b` (the `total_cmp` order for floats;
+    /// equal keys are equal bits), and each pair of value columns (of `a`, of `b`) moved with
+    /// the kept keys.
+    fn set_op(
+        &self,
+        a: &Source,
+        b: &Source,
+        op: SetOp,
         values: &[(&Source, &Source)],
     ) -> Result<(Column, Vec<Column>)>;
     /// The combination by `c` of the `len > 0` items whose components are `srcs`, as compute

@@ -84,15 +84,6 @@ pub(super) fn lex_less(a: &[Expr<u64>], b: &[Expr<u64>]) -> Expr<bool> {
     less
 }
 
-/// Whether the words `a` and `b` are equal.
-pub(super) fn all_equal(a: &[Expr<u64>], b: &[Expr<u64>]) -> Expr<bool> {
-    let mut eq = a[0].eq(b[0]);
-    for k in 1..a.len() {
-        eq = eq & a[k].eq(b[k]);
-    }
-    eq
-}
-
 impl<T: Key> DeviceSeq<T> {
     /// Whether the keys pack into one `u64` word (every element does).
     pub(super) fn packs() -> bool {

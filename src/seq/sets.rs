@@ -2,69 +2,79 @@
 //! `set_union`, `set_intersection`, `set_difference`, `set_symmetric_difference`, and their
 //! `_by_key` forms carrying a value with each key.
 //!
-//! All four are built on one question asked of each element of one side: is it one of the
-//! copies the other side matches? An element at position `p` of `a`, the `r`-th of its equals
-//! there, is matched where `b` holds more than `r` copies of it: where `b[lo + r]` equals it,
-//! `lo` being the first position of its equals in `b` (a `lower_bound`). The intersection keeps
-//! `a`'s matched copies (the first `min(m, n)`), the difference its unmatched ones (the last
-//! `m - n`); the union merges `a` with `b`'s copies unmatched by `a`, the symmetric difference
-//! the two differences. Equal means equal in `sort`'s order, which is bitwise equality.
+//! Each is one backend call (`Backend::set_op`): on the GPU one pass over merge path after the
+//! tiles' cuts, each tile merged in shared memory and the copies the operation keeps placed by a
+//! look-back (`kernels/merge.cu`). A copy of `a` is kept by its rank among its equals there and
+//! whether `b` holds more copies than that; a copy of `b` by its rank and how many `a` holds.
+//! Equal means equal in `sort`'s order, which is bitwise equality. Keys of several components
+//! run as one word (packed, or their joint dense ranks where they do not pack).
 
-use super::order::all_equal;
 use super::{DeviceSeq, length};
+use crate::backend::SetOp;
 use crate::error::Result;
-use crate::item::{Index, Item, Key};
-use crate::op::Op;
+use crate::item::{Item, Key};
 
 impl<T: Key> DeviceSeq<T> {
-    /// For each element, whether `other` matches it: whether `other` holds more copies of it
-    /// than come before it among its equals here.
-    fn matched_by(&self, other: &Self) -> Result<DeviceSeq<bool>> {
-        if other.is_empty() {
-            return DeviceSeq::filled(self.device(), false, self.len());
+    /// The set operation `op` of `self` and `other`, with `values` (each side's) moved with
+    /// the kept keys.
+    fn set_op<V: Item>(
+        &self,
+        other: &Self,
+        values: Option<(&DeviceSeq<V>, &DeviceSeq<V>)>,
+        op: SetOp,
+    ) -> Result<(Self, Option<DeviceSeq<V>>)> {
+        let dev = self.device();
+        if let ([a], [b]) = (self.sources(), other.sources()) {
+            let pairs: Vec<_> = match values {
+                Some((va, vb)) => va.sources().iter().zip(vb.sources()).collect(),
+                None => Vec::new(),
+            };
+            let (keys, vals) = dev.backend().set_op(a, b, op, &pairs)?;
+            let vals = values.map(|_| DeviceSeq::stored_columns(dev, vals));
+            return Ok((Self::stored_columns(dev, vec![keys]), vals));
         }
-        if (self.len() as u64 + other.len() as u64) < u32::MAX as u64 {
-            self.matched_by_as::<u32>(other)
-        } else {
-            self.matched_by_as::<u64>(other)
+        let (a, b) = self.joint_order(other)?;
+        if Self::packs() {
+            let (keys, vals) = a.set_op(&b, values, op)?;
+            return Ok((Self::from_packed(&keys)?, vals));
         }
+        // Dense ranks: the kept positions of `self.concat(other)`, then the keys and values
+        // there.
+        let na = self.len() as u64;
+        let pa = DeviceSeq::<u64>::sequence(dev, self.len())?;
+        let pb = DeviceSeq::<u64>::sequence(dev, other.len())?.map(move |i| i + na)?;
+        let (_, at) =
+            dev.backend()
+                .set_op(a.source(), b.source(), op, &[(pa.source(), pb.source())])?;
+        let at = DeviceSeq::<u64>::stored_columns(dev, at);
+        let vals = values
+            .map(|(va, vb)| va.concat(vb)?.gather_stored(&at))
+            .transpose()?;
+        Ok((self.concat(other)?.gather_stored(&at)?, vals))
     }
 
-    fn matched_by_as<I: Index>(&self, other: &Self) -> Result<DeviceSeq<bool>> {
-        let (zero, one) = (I::from_u64(0), I::from_u64(1));
-        // The rank of each element among its equals here: an exclusive count of its run.
-        let rank = DeviceSeq::filled(self.device(), one, self.len())?.segmented_exclusive_scan(
-            &self.head_flags()?,
-            zero,
-            Op::Add,
-        )?;
-        // `self` is ascending: its searches need no reordering.
-        let first = other.search::<I>(self, false, true)?;
-        let at = DeviceSeq::zip(&first, &rank)?.map(|(f, r)| f + r)?;
-        // Reads past `other`'s end are clamped to its last element; `at < len` rules them out.
-        let partner = other.gather_clamped(&at)?;
-        let end = I::from_u64(other.len() as u64);
-        let same = self.zip_map(&partner, |x, y| {
-            all_equal(&T::order_words(x), &T::order_words(y))
-        })?;
-        DeviceSeq::zip(&at, &same)?.map(move |(at, same)| at.lt(end) & same)
+    /// [`set_op`](Self::set_op) of the keys alone.
+    fn set_keys(&self, other: &Self, op: SetOp) -> Result<Self> {
+        self.same_device(other)?;
+        Ok(self.set_op::<u8>(other, None, op)?.0)
     }
 
-    /// Flags of the elements of `self` that `other` matches (`matched`), or of those it does
-    /// not: the intersection's copies, or the difference's (`self`'s last `max(m - n, 0)`).
-    fn kept(&self, other: &Self, matched: bool) -> Result<DeviceSeq<bool>> {
-        let m = self.matched_by(other)?;
-        if matched { Ok(m) } else { m.map(|f| !f) }
-    }
-
-    /// The keys and values that `keep` flags, compacted by flags stored once.
-    fn compact_pairs<V: Item>(
+    /// [`set_op`](Self::set_op) of keys carrying values, checked as every `_by_key` form is.
+    fn set_pairs<V: Item>(
         &self,
         values: &DeviceSeq<V>,
-        keep: &DeviceSeq<bool>,
+        other: &Self,
+        other_values: &DeviceSeq<V>,
+        op: SetOp,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        let keep = keep.copy()?;
-        Ok((self.compact(&keep)?, values.compact(&keep)?))
+        length(self.len(), values.len())?;
+        length(other.len(), other_values.len())?;
+        self.same_device(values)?;
+        self.same_device(other)?;
+        other.same_device(other_values)?;
+        let (keys, vals) = self.set_op(other, Some((values, other_values)), op)?;
+        // (Values given come back: the empty stand-in is never taken.)
+        Ok((keys, vals.unwrap_or_else(|| values.slice(..0))))
     }
 
     /// The union of two ascending sequences (Thrust's and C++'s `set_union`): an element `m`
@@ -73,9 +83,10 @@ impl<T: Key> DeviceSeq<T> {
     /// equal in that order, which is bitwise. Unsorted inputs give an unspecified result, never
     /// a panic.
     ///
-    /// Cost: `other`'s copies unmatched by `self` found (a segmented count of `other`'s runs,
-    /// a `lower_bound` of `other` in `self`, and a compaction whose flags read `self` at the
-    /// found positions), then one [`merge`](Self::merge); waits for the count.
+    /// Cost: one read of each input and one write of the result (on the GPU a merge-path pass,
+    /// as [`merge`](Self::merge)'s, after a binary search for each tile's start); waits for
+    /// the count. Keys of several components that do not pack into one `u64` are ranked
+    /// first (a sort of both inputs) and gathered after.
     ///
     /// # Errors
     ///
@@ -95,15 +106,13 @@ impl<T: Key> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn set_union(&self, other: &Self) -> Result<Self> {
-        self.same_device(other)?;
-        self.merge(&other.compact(&other.kept(self, false)?)?)
+        self.set_keys(other, SetOp::Union)
     }
 
     /// The intersection of two ascending sequences (`set_intersection`): `min(m, n)` copies,
     /// the first ones of `self`. Orders and equality as for [`set_union`](Self::set_union).
     ///
-    /// Cost: a segmented count of `self`'s runs, a `lower_bound` of `self` in `other`, and a
-    /// compaction whose flags read `other` at the found positions; waits for the count.
+    /// Cost: as [`set_union`](Self::set_union).
     ///
     /// # Errors
     ///
@@ -120,8 +129,7 @@ impl<T: Key> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn set_intersection(&self, other: &Self) -> Result<Self> {
-        self.same_device(other)?;
-        self.compact(&self.kept(other, true)?)
+        self.set_keys(other, SetOp::Intersection)
     }
 
     /// The elements of `self` not in `other` (`set_difference`): `max(m - n, 0)` copies, the
@@ -144,15 +152,14 @@ impl<T: Key> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn set_difference(&self, other: &Self) -> Result<Self> {
-        self.same_device(other)?;
-        self.compact(&self.kept(other, false)?)
+        self.set_keys(other, SetOp::Difference)
     }
 
     /// The elements in one sequence and not the other (`set_symmetric_difference`):
     /// `|m - n|` copies, the last ones of the side that has more. Orders and equality as for
     /// [`set_union`](Self::set_union).
     ///
-    /// Cost: both differences, then one [`merge`](Self::merge).
+    /// Cost: as [`set_union`](Self::set_union).
     ///
     /// # Errors
     ///
@@ -169,9 +176,7 @@ impl<T: Key> DeviceSeq<T> {
     /// # Ok::<(), devseq::Error>(())
     /// ```
     pub fn set_symmetric_difference(&self, other: &Self) -> Result<Self> {
-        self.same_device(other)?;
-        let mine = self.compact(&self.kept(other, false)?)?;
-        mine.merge(&other.compact(&other.kept(self, false)?)?)
+        self.set_keys(other, SetOp::SymmetricDifference)
     }
 
     /// [`set_union`](Self::set_union) of keys carrying values: `(keys, values)`, with the
@@ -199,9 +204,7 @@ impl<T: Key> DeviceSeq<T> {
         other: &Self,
         other_values: &DeviceSeq<V>,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        by_key_inputs(self, values, other, other_values)?;
-        let (rk, rv) = other.compact_pairs(other_values, &other.kept(self, false)?)?;
-        self.merge_pairs(values, &rk, &rv)
+        self.set_pairs(values, other, other_values, SetOp::Union)
     }
 
     /// [`set_intersection`](Self::set_intersection) of keys carrying values: the first
@@ -229,8 +232,7 @@ impl<T: Key> DeviceSeq<T> {
         other: &Self,
         other_values: &DeviceSeq<V>,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        by_key_inputs(self, values, other, other_values)?;
-        self.compact_pairs(values, &self.kept(other, true)?)
+        self.set_pairs(values, other, other_values, SetOp::Intersection)
     }
 
     /// [`set_difference`](Self::set_difference) of keys carrying values: the last `m - n` of
@@ -257,8 +259,7 @@ impl<T: Key> DeviceSeq<T> {
         other: &Self,
         other_values: &DeviceSeq<V>,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        by_key_inputs(self, values, other, other_values)?;
-        self.compact_pairs(values, &self.kept(other, false)?)
+        self.set_pairs(values, other, other_values, SetOp::Difference)
     }
 
     /// [`set_symmetric_difference`](Self::set_symmetric_difference) of keys carrying values:
@@ -285,24 +286,6 @@ impl<T: Key> DeviceSeq<T> {
         other: &Self,
         other_values: &DeviceSeq<V>,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        by_key_inputs(self, values, other, other_values)?;
-        let (mk, mv) = self.compact_pairs(values, &self.kept(other, false)?)?;
-        let (tk, tv) = other.compact_pairs(other_values, &other.kept(self, false)?)?;
-        mk.merge_pairs(&mv, &tk, &tv)
+        self.set_pairs(values, other, other_values, SetOp::SymmetricDifference)
     }
-}
-
-/// The checks of every `_by_key` set operation: each side's keys and values of one length, all
-/// four on one device.
-fn by_key_inputs<T: Key, V: Item>(
-    keys: &DeviceSeq<T>,
-    values: &DeviceSeq<V>,
-    other: &DeviceSeq<T>,
-    other_values: &DeviceSeq<V>,
-) -> Result<()> {
-    length(keys.len(), values.len())?;
-    length(other.len(), other_values.len())?;
-    keys.same_device(values)?;
-    keys.same_device(other)?;
-    other.same_device(other_values)
 }

@@ -61,13 +61,6 @@ impl<T: Item> DeviceSeq<T> {
     pub fn gather<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
         self.same_device(indices)?;
         check_indices(indices, self.len())?;
-        self.gather_clamped(indices)
-    }
-
-    /// [`gather`](Self::gather) without its check, for indices in bounds by construction or
-    /// for readers that discard what a clamped read gives: an index past the end reads the
-    /// last element (an empty `self` only with no indices).
-    pub(crate) fn gather_clamped<I: Index>(&self, indices: &DeviceSeq<I>) -> Result<Self> {
         if indices.is_empty() {
             return Self::empty(self.device());
         }

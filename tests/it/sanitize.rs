@@ -3,6 +3,7 @@
 //! (`compute-sanitizer --tool racecheck tests/it sanitize::`).
 
 use crate::common::*;
+use crate::search::{SET_OPS, SetOp, set_call, set_call_by_key, set_oracle_by};
 use crate::segment::{LAZY_ROOM, check_lazy_segments};
 use devseq::{DeviceSeq, Op};
 
@@ -363,8 +364,8 @@ fn custom_operators_once() {
     assert_eq!(w.inclusive_scan_with(g).unwrap().to_vec().unwrap(), want);
 }
 
-/// The search kernel (both bounds, both position types), sort_descending and what merge and
-/// top_k compose (searches, scatters, fused histograms of lazy bits, compaction, sort).
+/// The search kernel (both bounds, both position types), merges, the set operations,
+/// sort_descending and what top_k composes (searches, scatters, fused histograms of lazy bits, compaction, sort).
 #[test]
 fn searching_once() {
     let mut r = Rng::new("sanitize-search");
@@ -410,6 +411,33 @@ fn searching_once() {
         .map(|&(_, side, i)| if side == 0 { av[i] } else { bv[i] })
         .collect();
     assert_eq!(mv.to_vec().unwrap(), want_v);
+    // The set operations (one pass over merge path each, two tiles; keys with duplicates), and
+    // one with a tuple value (a launch a component).
+    let sqs = upload(&sq);
+    for op in SET_OPS {
+        let (wk, _) = set_oracle_by(op, &hay, &sq, u32::cmp);
+        assert_eq!(set_call(op, &h, &sqs).to_vec().unwrap(), wk, "{op:?}");
+    }
+    let (wk, wf) = set_oracle_by(SetOp::Symmetric, &hay, &sq, u32::cmp);
+    let (sk, sv) = set_call_by_key(
+        SetOp::Symmetric,
+        &h,
+        &DeviceSeq::from_slice(&dev(), &av).unwrap(),
+        &sqs,
+        &DeviceSeq::from_slice(&dev(), &bv).unwrap(),
+    );
+    assert_eq!(sk.to_vec().unwrap(), wk);
+    let want_v: Vec<(u32, f64)> = wf
+        .iter()
+        .map(|&f| {
+            if f < n as u32 {
+                av[f as usize]
+            } else {
+                bv[f as usize - n]
+            }
+        })
+        .collect();
+    assert_eq!(sv.to_vec().unwrap(), want_v);
     let xs: Vec<f32> = (0..n)
         .map(|_| r.below(100_000) as f32 * 0.01 - 500.0)
         .collect();

@@ -10,6 +10,7 @@
 
 use super::launch::KernelParams;
 use super::source::SourceKey;
+use crate::backend::SetOp;
 use crate::expr::combine::CombinerShape;
 use crate::item::ScalarType;
 use crate::op::Op;
@@ -183,6 +184,9 @@ families! {
     /// Ranks of sorted needles in a haystack by merging them (`kernels/merge.cu`); `side_b`:
     /// the needles are the merge's second input (upper_bound); `idx`: the ranks' type.
     MergeRank(MergeRankKey { side_b: bool, idx: ScalarType, block: u32, items: u32 }),
+    /// A set operation in one pass over merge path (`kernels/merge.cu`); `wide`: 64-bit counts;
+    /// `keys`, `values`: what it stores.
+    SetOp(SetOpKey { op: SetOp, wide: bool, keys: bool, values: bool, block: u32, items: u32 }),
     /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
     /// counters.
     Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),

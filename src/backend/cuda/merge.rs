@@ -2,13 +2,16 @@
 //! where the merge of the two sequences crosses every tile's first output (a binary search
 //! along a diagonal); a second merges each tile in shared memory and stores it coalesced. An
 //! output of one tile needs no search (one launch).
-//! `rank` merges sorted needles with a haystack the same way, for large searches.
+//! `rank` merges sorted needles with a haystack the same way, for large searches. `set_op`
+//! merges each tile the same way and keeps what a set operation keeps, placed by a look-back
+//! (one pass after the cuts).
 
 use super::gpu::Gpu;
-use super::key::{MergeKey, MergeRankKey, MergeSplitKey, Template};
+use super::key::{MergeKey, MergeRankKey, MergeSplitKey, SetOpKey, Template};
 use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
 use super::tuning;
+use crate::backend::SetOp;
 use crate::error::Result;
 use crate::item::ScalarType;
 use crate::source::Source;
@@ -23,6 +26,25 @@ kernel_params!(
         na: u64,
         nb: u64,
         tiles: u64,
+    }
+);
+
+kernel_params!(
+    /// The parameters of `ds_set_op`: the cuts as `MergeParams`', the outputs (of `na` or
+    /// `na + nb` elements, as the operation keeps at most), the look-back's slots, and `total`
+    /// for the count kept.
+    SetParams {
+        cuts: Ptr,
+        keys: Ptr,
+        values: Ptr,
+        total: Ptr,
+        counter: Ptr,
+        status: Ptr,
+        na: u64,
+        nb: u64,
+        base: u32,
+        epoch: u32,
+        tiles: u32,
     }
 );
 
@@ -55,6 +77,31 @@ impl Template for MergeRankKey {
             s[1],
             self.idx.cuda_name(),
             self.side_b as u32,
+            self.block,
+            self.items
+        )
+    }
+}
+
+impl Template for SetOpKey {
+    type Params = SetParams;
+    const FILE: &'static str = "merge.cu";
+    fn name(&self, s: &[String]) -> String {
+        let op = match self.op {
+            SetOp::Union => 0,
+            SetOp::Intersection => 1,
+            SetOp::Difference => 2,
+            SetOp::SymmetricDifference => 3,
+        };
+        format!(
+            "ds_set_op<{}, {}, {}, {}, {}, {op}, {}, {}, {}, {}>",
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            if self.wide { "u64" } else { "u32" },
+            self.keys as u32,
+            self.values as u32,
             self.block,
             self.items
         )
@@ -199,6 +246,81 @@ pub(crate) fn merge(
     Ok((keys, vals))
 }
 
+fn set_key(op: SetOp, size: usize, wide: bool, keys: bool, values: bool) -> SetOpKey {
+    SetOpKey {
+        op,
+        wide,
+        keys,
+        values,
+        block: tuning::merge_block(),
+        items: tuning::merge_items(size),
+    }
+}
+
+/// The set operation `op` of the sorted `a` and `b`, and each pair of value columns
+/// `values[c]` (of `a`, of `b`) moved with the kept keys: buffers of the most elements `op`
+/// keeps (moved to buffers of their own size where far fewer are kept), and how many it kept
+/// (waits for the count).
+pub(crate) fn set_op(
+    gpu: &Gpu,
+    a: &Source,
+    b: &Source,
+    op: SetOp,
+    values: &[(&Source, &Source)],
+) -> Result<(Buffer, Vec<Buffer>, usize)> {
+    let (na, nb) = (a.len as u64, b.len as u64);
+    let room = op.room(a.len, b.len);
+    let size = a.ty().size();
+    let keys = Buffer::new(gpu, room * size)?;
+    let mut vals = Vec::with_capacity(values.len());
+    for (va, _) in values {
+        vals.push(Buffer::new(gpu, room * va.ty().size())?);
+    }
+    if room == 0 {
+        return Ok((keys, vals, 0));
+    }
+    let wide = na + nb >= u32::MAX as u64;
+    let k0 = set_key(op, size, wide, true, false);
+    let (cuts, tiles) = cut(gpu, a, b, k0.block * k0.items)?;
+    let total = gpu.mailbox()?;
+    let v = tuning::vec(size);
+    // The keys with the first value columns, then each further value column alone (each
+    // launch walks the same merge and keeps the same outputs).
+    let launch = |k: SetOpKey, (va, vb): (&Source, &Source), out: Ptr| -> Result<()> {
+        let kernel = gpu.kernel(k, &[(a, v), (b, v), (va, 1), (vb, 1)])?;
+        gpu.launch_single_pass(&kernel, tiles, k.block, 0, |s| SetParams {
+            cuts: cuts.ptr(),
+            keys: keys.ptr(),
+            values: out,
+            total: total.slot,
+            counter: s.counter,
+            status: s.status,
+            na,
+            nb,
+            base: s.base,
+            epoch: s.epoch,
+            tiles: tiles as u32,
+        })
+    };
+    match values.split_first() {
+        None => launch(k0, (a, b), Ptr(0))?,
+        Some((first, rest)) => {
+            launch(set_key(op, size, wide, true, true), *first, vals[0].ptr())?;
+            for (pair, out) in rest.iter().zip(&vals[1..]) {
+                launch(set_key(op, size, wide, false, true), *pair, out.ptr())?;
+            }
+        }
+    }
+    let count = gpu.take_slot(total)? as usize;
+    let keys = keys.fit(gpu, count * size)?;
+    let vals = vals
+        .into_iter()
+        .zip(values)
+        .map(|(b, (va, _))| b.fit(gpu, count * va.ty().size()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((keys, vals, count))
+}
+
 #[cfg(test)]
 pub(crate) mod check {
     use super::*;
@@ -251,7 +373,38 @@ pub(crate) mod check {
                 }
             }
         }
+        for t in ScalarType::ALL {
+            let plain = SourceKey::plain(t, 1);
+            let aligned = SourceKey::plain(t, tuning::vec(t.size()));
+            let pv = SourceKey::plain(ScalarType::U32, 1);
+            for op in [
+                SetOp::Union,
+                SetOp::Intersection,
+                SetOp::Difference,
+                SetOp::SymmetricDifference,
+            ] {
+                for keys in [&plain, &aligned] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: set_key(op, t.size(), false, true, false).into(),
+                        sources: vec![keys.clone(), keys.clone(), keys.clone(), keys.clone()],
+                    });
+                }
+                for (keys, values, wide) in [(true, true, false), (false, true, true)] {
+                    v.push(KernelKey {
+                        functor: None,
+                        family: set_key(op, t.size(), wide, keys, values).into(),
+                        sources: vec![aligned.clone(), aligned.clone(), pv.clone(), pv.clone()],
+                    });
+                }
+            }
+        }
         for p in lazy {
+            v.push(KernelKey {
+                functor: None,
+                family: set_key(SetOp::Union, p.ty.size(), false, true, true).into(),
+                sources: vec![p.clone(), p.clone(), p.clone(), p.clone()],
+            });
             v.push(KernelKey {
                 functor: None,
                 family: key(p.ty.size(), true, true).into(),

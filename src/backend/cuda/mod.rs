@@ -35,7 +35,7 @@ mod sort;
 mod source;
 mod tuning;
 
-use super::{Backend, Init, ScanMode, SortValues};
+use super::{Backend, Init, ScanMode, SetOp, SortValues};
 use crate::error::Result;
 use crate::expr::combine::Combiner;
 use crate::item::ScalarType;
@@ -74,6 +74,15 @@ pub(crate) fn compile_scans_in_background(arch: &str) -> Result<impl Sized + use
 
 fn column(b: Buffer, ty: ScalarType, len: usize) -> Column {
     b.into_column(ty, len)
+}
+
+/// The value columns of `n` elements a merge or set operation moved with its keys, of the
+/// types of `values`' first sides.
+fn value_columns(vs: Vec<Buffer>, values: &[(&Source, &Source)], n: usize) -> Vec<Column> {
+    vs.into_iter()
+        .zip(values)
+        .map(|(v, (va, _))| column(v, va.ty(), n))
+        .collect()
 }
 
 impl Backend for CudaBackend {
@@ -253,12 +262,18 @@ impl Backend for CudaBackend {
     ) -> Result<(Column, Vec<Column>)> {
         let (k, vs) = merge::merge(&self.gpu, a, b, values)?;
         let n = a.len + b.len;
-        let vs = vs
-            .into_iter()
-            .zip(values)
-            .map(|(v, (va, _))| column(v, va.ty(), n))
-            .collect();
-        Ok((column(k, a.ty(), n), vs))
+        Ok((column(k, a.ty(), n), value_columns(vs, values, n)))
+    }
+
+    fn set_op(
+        &self,
+        a: &Source,
+        b: &Source,
+        op: SetOp,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)> {
+        let (k, vs, n) = merge::set_op(&self.gpu, a, b, op, values)?;
+        Ok((column(k, a.ty(), n), value_columns(vs, values, n)))
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {

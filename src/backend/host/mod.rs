@@ -15,7 +15,7 @@ pub(crate) mod search;
 pub(crate) mod segment;
 pub(crate) mod sort;
 
-use super::{Backend, Init, ScanMode, SortValues};
+use super::{Backend, Init, ScanMode, SetOp, SortValues};
 use crate::error::{Error, Result};
 use crate::expr::combine::Combiner;
 use crate::expr::eval::{
@@ -463,6 +463,19 @@ impl HostBackend {
     }
 }
 
+/// Each pair of value columns (of `a`, of `b`) at the origins `from` of a merge or a set
+/// operation.
+fn merged_values(values: &[(&Source, &Source)], from: &[u64]) -> Result<Vec<Column>> {
+    values
+        .iter()
+        .map(|(va, vb)| {
+            with_type!(va.ty(), V => {
+                column(merge::values(&HostSrc::<V>::new(va)?, &HostSrc::<V>::new(vb)?, from))
+            })
+        })
+        .collect()
+}
+
 impl Backend for HostBackend {
     fn name(&self) -> String {
         format!("host ({} threads)", rayon::current_num_threads())
@@ -688,15 +701,22 @@ impl Backend for HostBackend {
             let (keys, from) = merge::merge(&HostSrc::<T>::new(a)?, &HostSrc::<T>::new(b)?);
             (column(keys)?, from)
         });
-        let vals = values
-            .iter()
-            .map(|(va, vb)| {
-                with_type!(va.ty(), V => {
-                    column(merge::values(&HostSrc::<V>::new(va)?, &HostSrc::<V>::new(vb)?, &from))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok((keys, vals))
+        Ok((keys, merged_values(values, &from)?))
+    }
+
+    fn set_op(
+        &self,
+        a: &Source,
+        b: &Source,
+        op: SetOp,
+        values: &[(&Source, &Source)],
+    ) -> Result<(Column, Vec<Column>)> {
+        room_for(a.ty(), op.room(a.len, b.len))?;
+        let (keys, from) = with_type!(a.ty(), T => {
+            let (keys, from) = merge::set_op(&HostSrc::<T>::new(a)?, &HostSrc::<T>::new(b)?, op);
+            (column(keys)?, from)
+        });
+        Ok((keys, merged_values(values, &from)?))
     }
 
     fn reduce_with(&self, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
