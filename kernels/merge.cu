@@ -305,7 +305,8 @@ template <class S, class U> DS_DEV u64 run_start(const S& s, const U* st, u32 le
 
 // SET 0: union, 1: intersection, 2: difference, 3: symmetric difference. C counts the kept
 // outputs (u32 where na + nb < 2^32). KEYS, VALUES: what it stores (values from VA and VB).
-// p.total gets the count. (Bounded to 2 blocks a multiprocessor: unbounded, NVRTC 13.5's ptxas
+// p.total gets the count. Unsorted inputs, whose tiles' stretches may overlap, may keep more
+// than the operation can: what lies past p.room is neither stored nor counted. (Bounded to 2 blocks a multiprocessor: unbounded, NVRTC 13.5's ptxas
 // held the instances with 64-bit counts to 40 registers and spilled.)
 template <class KA, class KB, class VA, class VB, class C, int SET, int KEYS, int VALUES, int BLOCK,
           int ITEMS>
@@ -425,12 +426,16 @@ __global__ void __launch_bounds__(BLOCK, 2)
     const C pre = tile_lookback(status, p.tiles, tile, p.epoch, (C)tile_kept, (C)0, f, (C)0);
     if (threadIdx.x == 0) {
       tile_prefix_s = pre;
-      if (tile + 1 == p.tiles) *(u64*)p.total = (u64)(pre + tile_kept);
+      if (tile + 1 == p.tiles) {
+        const u64 total = (u64)(pre + tile_kept);
+        *(u64*)p.total = total < p.room ? total : p.room;
+      }
     }
   }
   __syncthreads();
-  const u32 kept = (u32)tile_kept;
   const u64 base = (u64)tile_prefix_s;
+  u32 kept = (u32)tile_kept;
+  if (base + kept > p.room) kept = base >= p.room ? 0u : (u32)(p.room - base);
   if constexpr (KEYS != 0) {
     U* __restrict__ out = (U*)p.keys + base;
     for (u32 k = threadIdx.x; k < kept; k += BLOCK) out[k] = s_key[k];

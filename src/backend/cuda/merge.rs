@@ -30,9 +30,9 @@ kernel_params!(
 );
 
 kernel_params!(
-    /// The parameters of `ds_set_op`: the cuts as `MergeParams`', the outputs (of `na` or
-    /// `na + nb` elements, as the operation keeps at most), the look-back's slots, and `total`
-    /// for the count kept.
+    /// The parameters of `ds_set_op`: the cuts as `MergeParams`', the outputs (of `room`
+    /// elements, the most the operation keeps: `na` or `na + nb`), the look-back's slots, and
+    /// `total` for the count kept.
     SetParams {
         cuts: Ptr,
         keys: Ptr,
@@ -42,6 +42,7 @@ kernel_params!(
         status: Ptr,
         na: u64,
         nb: u64,
+        room: u64,
         base: u32,
         epoch: u32,
         tiles: u32,
@@ -297,6 +298,7 @@ pub(crate) fn set_op(
             status: s.status,
             na,
             nb,
+            room: room as u64,
             base: s.base,
             epoch: s.epoch,
             tiles: tiles as u32,

@@ -72,7 +72,9 @@ pub(crate) fn set_op<T: Element>(
             kept
         })
         .collect();
-    let from = chunks.concat();
+    // Unsorted inputs, whose chunks may overlap, may keep more than the operation can.
+    let mut from = chunks.concat();
+    from.truncate(op.room(na, nb));
     (pick(&a, &b, &from), from)
 }
 
