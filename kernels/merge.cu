@@ -262,9 +262,8 @@ __global__ void __launch_bounds__(BLOCK)
 // holds the key; b's copy at gb is kept where its rank gb - rb is at least m, and m is how
 // far a's position has moved past ra, since on ties a's copies all come first in the merge.
 // The run starts change where the walk's key changes (the positions reached in a and b then);
-// for a thread's first key too where the output before it holds another key, else they are
-// searched for, in the tile's stretches or, for a run that began before the tile, behind its
-// start in memory. The kept outputs are counted, placed by
+// for a thread's first key they are searched for, in the tile's stretches or, for a run that
+// began before the tile, behind its start in memory. The kept outputs are counted, placed by
 // the deterministic look-back (as ds_compact), gathered in shared memory and stored coalesced.
 namespace ds {
 // The first position of s[0, hi) whose ordered key is at least k, given that s[hi] (where it
@@ -332,27 +331,16 @@ __global__ void __launch_bounds__(BLOCK, 2)
   const u32 d = threadIdx.x * ITEMS < m.cnt ? threadIdx.x * ITEMS : m.cnt;
   u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return K::order(sa[i]) <= K::order(sb[j]); });
   u32 ib = d - ia;
-  // The runs of the thread's first key (its ordered bits in `run`): they start at the thread's
-  // first positions where the output before its first (the later of the last taken from a and
-  // from b) holds another key, else they are searched for.
+  // The runs of the thread's first key (its ordered bits in `run`), searched for. (Taking them
+  // from the thread's first positions where the output before it holds another key, with no
+  // search, measured slower: docs/tuning.md.)
   u64 ra = 0, rb = 0;
   U run = 0;
   if (d < m.cnt) {
     const bool ta = ib >= lb || (ia < la && K::order(sa[ia]) <= K::order(sb[ib]));
     run = K::order(ta ? sa[ia] : sb[ib]);
-    bool starts = false;
-    if (d > 0) {
-      const U pa = ia > 0 ? K::order(sa[ia - 1]) : (U)0, pb = ib > 0 ? K::order(sb[ib - 1]) : (U)0;
-      const U before = ia == 0 ? pb : ib == 0 ? pa : pa > pb ? pa : pb;
-      starts = before != run;
-    }
-    if (starts) {
-      ra = m.a0 + ia;
-      rb = m.b0 + ib;
-    } else {
-      ra = run_start(a, sa, la, m.a0, run);
-      rb = run_start(b, sb, lb, m.b0, run);
-    }
+    ra = run_start(a, sa, la, m.a0, run);
+    rb = run_start(b, sb, lb, m.b0, run);
   }
   // The next key of each side waits in a register, as in merge_thread. Where each output
   // came from is kept as one bit a output (from a) and found again from the thread's first
