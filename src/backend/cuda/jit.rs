@@ -400,6 +400,19 @@ pub(crate) fn target_for(
     }
 }
 
+/// PTX of the older architecture `older` for a GPU of compute capability `cc`, as
+/// `DEVSEQ_TUNE=ptx_arch=80` asks: the kernels' code paths of that architecture, run on this
+/// GPU through the driver's compiler (how the older GPUs' paths are tested on a newer one).
+fn older_ptx(cc: i32, older: i32, archs: &[i32]) -> Result<Target> {
+    if older > cc || !archs.contains(&older) {
+        return Err(Error::InvalidArgument(format!(
+            "DEVSEQ_TUNE ptx_arch={older}: must be at most the GPU's compute capability ({cc}) \
+             and one this NVRTC compiles for ({archs:?})"
+        )));
+    }
+    Ok(Target::Ptx(format!("compute_{older}")))
+}
+
 impl Jit {
     /// The compiler of the GPU of `ctx` (one per process and GPU, shared by its `Device`s).
     pub fn for_device(ctx: &Arc<CudaContext>, name: &str, arch: Arch) -> Result<Arc<Jit>> {
@@ -412,7 +425,11 @@ impl Jit {
         }
         let version = nvrtc::version()?;
         let cc = (arch.major * 10 + arch.minor) as i32;
-        let target = target_for(name, cc, version, &nvrtc::supported_archs()?)?;
+        let archs = nvrtc::supported_archs()?;
+        let target = match super::tuning::knobs().ptx_arch {
+            Some(older) => older_ptx(cc, older as i32, &archs)?,
+            None => target_for(name, cc, version, &archs)?,
+        };
         let compiler = Compiler {
             ctx: ctx.clone(),
             optimized: nvrtc::options(target.arch()),
@@ -691,6 +708,13 @@ mod tests {
             target_for("g", 121, v13, &archs13).unwrap(),
             Target::Ptx("compute_120".into())
         );
+        // An older architecture's PTX where asked for, never a newer one's or an unknown one.
+        assert_eq!(
+            older_ptx(90, 80, &archs13).unwrap(),
+            Target::Ptx("compute_80".into())
+        );
+        assert!(older_ptx(80, 90, &archs13).is_err());
+        assert!(older_ptx(90, 70, &archs13).is_err());
         // Volta with NVRTC 13 (which dropped it): an error naming the GPU and what it needs.
         let e = target_for("Tesla V100-SXM2-16GB", 70, v13, &archs13).unwrap_err();
         assert!(

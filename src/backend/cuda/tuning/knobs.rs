@@ -83,6 +83,7 @@ knobs! {
     sort_hist_blocks: "6", "blocks a multiprocessor of the sort's digit counts";
     sort_one_block: "1", "keys that fit one tile sorted in one launch (0: the passes)";
     tile_counter: "0", "tile numbers from an atomic counter (1) or the block index (0)";
+    ptx_arch: "none", "PTX for this older compute capability (e.g. 80), compiled by the driver, instead of machine code";
 }
 
 /// The knobs of `spec` (the value of `DEVSEQ_TUNE`), or the error naming what is wrong.
