@@ -262,18 +262,18 @@ __global__ void __launch_bounds__(BLOCK)
 // holds the key; b's copy at gb is kept where its rank gb - rb is at least m, and m is how
 // far a's position has moved past ra, since on ties a's copies all come first in the merge.
 // The run starts change where the walk's key changes (the positions reached in a and b then);
-// for a thread's first key they are searched for, in the tile's stretches or, for a run that
-// began before the tile, behind its start in memory. The kept outputs are counted, placed by
+// for a thread's first key they are found by galloping back from the thread's place in each
+// stretch (one read of shared memory where the key is not repeated) and, for a run that began
+// before the tile, behind the stretch's start in memory. The kept outputs are counted, placed by
 // the deterministic look-back (as ds_compact), gathered in shared memory and stored coalesced.
 namespace ds {
-// The first position of s[0, hi) whose ordered key is at least k, given that s[hi] (where it
-// exists) is: a gallop back from hi (runs of equal keys are short next to the input, mostly),
-// then a binary search.
-template <class S, class U> DS_DEV u64 lower_bound_back(const S& s, u64 hi, U k) {
-  typedef key_bits<typename S::T> K;
-  u64 lo = 0, step = 1;
+// The first position of [0, hi) at which `below(i)` is false, given that it is false from there
+// to hi (and at hi, where there is one): a gallop back from hi (runs of equal keys are short
+// next to the input, mostly), then a binary search of the last step.
+template <class I, class F> DS_DEV I gallop_back(I hi, F below) {
+  I lo = 0, step = 1;
   while (step <= hi) {
-    if (K::order(K::raw(s.at(hi - step))) < k) {
+    if (below(hi - step)) {
       lo = hi - step + 1;
       break;
     }
@@ -281,24 +281,22 @@ template <class S, class U> DS_DEV u64 lower_bound_back(const S& s, u64 hi, U k)
     step *= 2;
   }
   while (lo < hi) {
-    const u64 mid = lo + (hi - lo) / 2;
-    if (K::order(K::raw(s.at(mid))) < k) lo = mid + 1;
+    const I mid = lo + (hi - lo) / 2;
+    if (below(mid)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-// Where the run of ordered key k starts in side s, whose stretch in the tile is st[0, len),
-// from position g0: within the stretch where a smaller key precedes it there, else behind g0.
-template <class S, class U> DS_DEV u64 run_start(const S& s, const U* st, u32 len, u64 g0, U k) {
+// Where the run of ordered key k starts in side s, whose stretch in the tile is st, of which
+// st[0, pos) holds no key above k and st[pos] (where the stretch has it) none below: galloping
+// back from pos within the stretch, and behind its start g0 in memory where the run reaches
+// back to it.
+template <class S, class U> DS_DEV u64 run_start(const S& s, const U* st, u32 pos, u64 g0, U k) {
   typedef key_bits<typename S::T> K;
-  u32 lo = 0, hi = len;
-  while (lo < hi) {
-    const u32 mid = (lo + hi) / 2;
-    if (K::order(st[mid]) < k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo > 0 || g0 == 0 ? g0 + lo : lower_bound_back(s, g0, k);
+  const u32 lo = gallop_back(pos, [&](u32 i) { return K::order(st[i]) < k; });
+  if (lo > 0 || g0 == 0) return g0 + lo;
+  return gallop_back(g0, [&](u64 i) { return K::order(K::raw(s.at(i))) < k; });
 }
 }  // namespace ds
 
@@ -320,6 +318,10 @@ __global__ void __launch_bounds__(BLOCK, 2)
   constexpr u32 TILE = BLOCK * ITEMS;
   static_assert(TILE <= 65536, "origins are 16-bit");
   static_assert(ITEMS <= 32, "a thread's kept outputs are one 32-bit mask");
+  // An intersection of keys alone keeps b's first min(m, n) copies, the same bits as a's
+  // (keys equal in order are equal in bits), decided as the union decides b's: no read of b
+  // at a's copies.
+  constexpr bool B_KEEPS = SET == 1 && VALUES == 0;
   __shared__ __align__(16) U s_key[merge_smem<T, TILE>::value];
   __shared__ u16 s_from[VALUES ? TILE : 1];
   const F f{};
@@ -331,16 +333,15 @@ __global__ void __launch_bounds__(BLOCK, 2)
   const u32 d = threadIdx.x * ITEMS < m.cnt ? threadIdx.x * ITEMS : m.cnt;
   u32 ia = (u32)merge_cut(d, la, lb, [&](u64 i, u64 j) { return K::order(sa[i]) <= K::order(sb[j]); });
   u32 ib = d - ia;
-  // The runs of the thread's first key (its ordered bits in `run`), searched for. (Taking them
-  // from the thread's first positions where the output before it holds another key, with no
-  // search, measured slower: docs/tuning.md.)
+  // The runs of the thread's first key (its ordered bits in `run`).
   u64 ra = 0, rb = 0;
   U run = 0;
   if (d < m.cnt) {
     const bool ta = ib >= lb || (ia < la && K::order(sa[ia]) <= K::order(sb[ib]));
     run = K::order(ta ? sa[ia] : sb[ib]);
-    ra = run_start(a, sa, la, m.a0, run);
-    rb = run_start(b, sb, lb, m.b0, run);
+    // The outputs before the thread's first are sa[0, ia) and sb[0, ib), none above it.
+    ra = run_start(a, sa, ia, m.a0, run);
+    rb = run_start(b, sb, ib, m.b0, run);
   }
   // The next key of each side waits in a register, as in merge_thread. Where each output
   // came from is kept as one bit a output (from a) and found again from the thread's first
@@ -365,7 +366,7 @@ __global__ void __launch_bounds__(BLOCK, 2)
       bool kept;
       if (take_a) {
         bool matched = false;
-        if constexpr (SET != 0) {
+        if constexpr (SET != 0 && !B_KEEPS) {
           // b's copy of the same rank (unsorted inputs: any position, read in bounds).
           const u64 j = rb + (ga - ra);
           if (j < p.nb) {
@@ -373,12 +374,12 @@ __global__ void __launch_bounds__(BLOCK, 2)
             matched = K::order(y) == o;
           }
         }
-        kept = SET == 0 ? true : SET == 1 ? matched : !matched;
+        kept = SET == 0 ? true : B_KEEPS ? false : SET == 1 ? matched : !matched;
         took |= 1u << k;
         ++ia;
         ka = ia < la ? sa[ia] : (U)0;
       } else {
-        kept = (SET == 0 || SET == 3) && gb - rb >= ga - ra;
+        kept = B_KEEPS ? gb - rb < ga - ra : (SET == 0 || SET == 3) && gb - rb >= ga - ra;
         ++ib;
         kb = ib < lb ? sb[ib] : (U)0;
       }
