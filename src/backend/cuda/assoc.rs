@@ -1,8 +1,8 @@
 //! Reductions and scans by a combiner (`kernels/assoc.cu`): the combiner printed as the
-//! functor `ds_F`. Reductions: fixed contiguous chunks one a block, the chunk totals folded in
-//! order. Scans of items of up to 16 bytes: one pass, tiles in shared memory, the look-back over
-//! groups of 32 tiles (`tile_lookback_grouped`); of wider items: the chunk totals scanned into
-//! chunk prefixes that a second kernel scans each chunk from.
+//! functor `ds_F` (`functor.rs`). Reductions: fixed contiguous chunks one a block, the chunk
+//! totals folded in order. Scans of items of up to 16 bytes: one pass, tiles in shared memory,
+//! the look-back over groups of 32 tiles (`tile_lookback_grouped`); of wider items: the chunk
+//! totals scanned into chunk prefixes that a second kernel scans each chunk from.
 
 use super::gpu::Gpu;
 use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
@@ -12,12 +12,9 @@ use super::single_pass::counter;
 use super::tuning::{self, Arch};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
-use crate::expr::combine::{Combiner, CombinerShape, canon_of};
-use crate::expr::cuda::{ctype, print_nodes};
-use crate::expr::graph::Kind;
+use crate::expr::combine::{Combiner, CombinerShape};
 use crate::item::{MAX_COMPONENTS, ScalarType};
 use crate::source::{Column, Source};
-use std::fmt::Write;
 use std::sync::Arc;
 
 kernel_params!(
@@ -216,189 +213,6 @@ fn vec_of(c: &Combiner) -> u32 {
     (16 / widest as u32).clamp(1, 4)
 }
 
-/// The functor `ds_F` of a combiner (see `kernels/assoc.cu` for what it provides).
-pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
-    let k = c.types.len();
-    let ct = |j: usize| ctype(c.types[j]);
-    let st = |j: usize| c.types[j].cuda_name();
-    let mut s = String::from("struct ds_F {\n  struct V {");
-    for j in 0..k {
-        let _ = write!(s, " {} c{j};", ct(j));
-    }
-    let _ = writeln!(s, " }};");
-    let _ = writeln!(s, "  static constexpr int K = {k};");
-    let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
-    let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
-    // Whether every float component of a combination is computed (none passed through,
-    // `graph::passes`: an operand, a constant, or a `Select` among such values): then `raw`,
-    // the combination with no NaN made canonical, and `canon` of its result give the bits of
-    // `operator()` (see kernels/assoc.cu).
-    // Not where the operator reads an operand's bits (`Bits`), which `raw`'s NaNs would
-    // change.
-    let canon_out = canon_of(&c.nodes, &c.outs);
-    let computed = c
-        .outs
-        .iter()
-        .zip(&canon_out)
-        .all(|(&o, &k)| !c.nodes[o as usize].ty.is_float() || k)
-        && !c.nodes.iter().any(|n| matches!(n.kind, Kind::Bits(_)));
-    // (Where a component is passed through, `raw` is `operator()`: printed once.)
-    let bodies: &[(&str, bool)] = if computed {
-        &[("operator()", true), ("raw", false)]
-    } else {
-        &[("operator()", true)]
-    };
-    for &(name, canon) in bodies {
-        let _ = writeln!(s, "  DS_DEV V {name}(const V& a, const V& b) const {{");
-        print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
-            Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
-            Kind::Arg(j) => format!("b.c{}", j as usize - k),
-            Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
-            _ => "0".into(),
-        });
-        let _ = writeln!(s, "    V r;");
-        for (j, &o) in c.outs.iter().enumerate() {
-            if canon && c.nodes[o as usize].ty.is_float() && canon_out[j] {
-                let _ = writeln!(s, "    r.c{j} = ds::canon(v{o});");
-            } else {
-                let _ = writeln!(s, "    r.c{j} = v{o};");
-            }
-        }
-        let _ = writeln!(s, "    return r;\n  }}");
-    }
-    if !computed {
-        let _ = writeln!(
-            s,
-            "  DS_DEV V raw(const V& a, const V& b) const {{ return (*this)(a, b); }}"
-        );
-    }
-    let _ = writeln!(s, "  static DS_DEV V canon(const V& v) {{\n    V r = v;");
-    for j in 0..k {
-        if computed && c.types[j].is_float() {
-            let _ = writeln!(s, "    r.c{j} = ds::canon(r.c{j});");
-        }
-    }
-    let _ = writeln!(s, "    return r;\n  }}");
-    let head = if c.segmented {
-        format!("x.c{} != 0", k - 1)
-    } else {
-        "false".into()
-    };
-    let _ = writeln!(
-        s,
-        "  static DS_DEV bool head(const V& x) {{ return {head}; }}"
-    );
-    let tparams: Vec<String> = (0..k).map(|j| format!("class S{j}")).collect();
-    let args: Vec<String> = (0..k).map(|j| format!("const S{j}& s{j}")).collect();
-    let _ = writeln!(
-        s,
-        "  template <{}> static DS_DEV V at(u64 i, {}) {{\n    V v;",
-        tparams.join(", "),
-        args.join(", ")
-    );
-    for j in 0..k {
-        let _ = writeln!(s, "    v.c{j} = ds::to_c<typename S{j}::T>(s{j}.at(i));");
-    }
-    let _ = writeln!(s, "    return v;\n  }}");
-    // `vec`: component j from its source, or (bit j of OWN) from component 0's elements.
-    let _ = writeln!(
-        s,
-        "  template <int N, u32 OWN = 0, {}> static DS_DEV void vec(u64 i, V (&v)[N], {}) {{",
-        tparams.join(", "),
-        args.join(", ")
-    );
-    for j in 0..k {
-        let load = format!("s{j}.template vec<N>(i, t{j});");
-        let line = if j == 0 {
-            load
-        } else {
-            format!(
-                "if constexpr ((OWN >> {j} & 1) != 0) s{j}.template vec_from<N>(i, t0, t0[0], t{j}); else {load}"
-            )
-        };
-        let _ = writeln!(s, "    typename S{j}::T t{j}[N];\n    {line}");
-    }
-    for j in 0..k {
-        let _ = writeln!(
-            s,
-            "#pragma unroll\n    for (int q = 0; q < N; ++q) v[q].c{j} = ds::to_c<typename S{j}::T>(t{j}[q]);"
-        );
-    }
-    let _ = writeln!(s, "  }}");
-    // The single-pass scan's tile in shared memory: column j at TILE x (bytes of the columns
-    // before it), in the staging layout of block/load.cuh.
-    let offsets: Vec<usize> = (0..k)
-        .scan(0, |o, j| {
-            let at = *o;
-            *o += c.types[j].size();
-            Some(at)
-        })
-        .collect();
-    // The head of a function over the staged tile, `params` before the component sources.
-    let tile_fn = |s: &mut String, name: &str, params: &str| {
-        let _ = writeln!(
-            s,
-            "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void {name}({params}, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
-            tparams.join(", "),
-            args.join(", ")
-        );
-    };
-    tile_fn(&mut s, "stage", "u64 n, u64 tb, unsigned char* m");
-    for (j, o) in offsets.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "    static_assert(sizeof(typename S{j}::T) == sizeof({t}), \"column {j}\");\n    ds::src_stage<BLOCK, R, VEC>(s{j}, n, tb, ({t}*)(m + TILE * {o}), {t}{{}});",
-            t = st(j),
-        );
-    }
-    let _ = writeln!(s, "  }}");
-    // Waits for the copies; components staged as their one column are computed in place.
-    tile_fn(&mut s, "stage_wait", "u64 tb, unsigned char* m");
-    for (j, o) in offsets.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "    ds::src_stage_wait<BLOCK, R, VEC>(s{j}, tb, (typename S{j}::T*)(m + TILE * {o}));"
-        );
-    }
-    let _ = writeln!(s, "  }}");
-    let _ = writeln!(
-        s,
-        "  template <int BLOCK, int VEC> static DS_DEV void staged(const unsigned char* m, u64 tile, int r, V (&v)[VEC]) {{"
-    );
-    for (j, o) in offsets.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "    {{ {t} t[VEC]; ds::staged_round<BLOCK, VEC>((const {t}*)(m + tile * {o}), r, t);\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) v[q].c{j} = ds::to_c<{t}>(t[q]); }}",
-            t = st(j),
-        );
-    }
-    let _ = writeln!(s, "  }}");
-    let _ = writeln!(
-        s,
-        "  template <int BLOCK, int VEC, bool WHOLE = false> static DS_DEV void store_round(const AssocParams& p, u64 n, u64 tb, int r, const V (&v)[VEC]) {{"
-    );
-    // WHOLE: the round's items are all before n (no bounds to test).
-    for j in 0..c.stored {
-        let _ = writeln!(
-            s,
-            "    {{ {t} t[VEC];\n#pragma unroll\n      for (int q = 0; q < VEC; ++q) t[q] = ds::from_c<{t}>(v[q].c{j});\n      if constexpr (WHOLE) ds::store_vec<{t}, VEC>(({t}*)p.out{j} + tb + ((u64)r * BLOCK + threadIdx.x) * VEC, t);\n      else ds::store_round<BLOCK, VEC, true>(({t}*)p.out{j}, n, tb, r, t); }}",
-            t = st(j)
-        );
-    }
-    let _ = writeln!(s, "  }}");
-    let _ = writeln!(s, "  static DS_DEV V from_words(const u64* w) {{\n    V v;");
-    for j in 0..k {
-        let _ = writeln!(s, "    v.c{j} = ds::from_bits<{}>(w[{j}]);", ct(j));
-    }
-    let _ = writeln!(s, "    return v;\n  }}");
-    let _ = writeln!(s, "  static DS_DEV void to_words(const V& v, u64* w) {{");
-    for j in 0..k {
-        let _ = writeln!(s, "    w[{j}] = ds::to_bits<{}>(v.c{j});", ct(j));
-    }
-    let _ = writeln!(s, "  }}\n}};");
-    s
-}
-
 /// A launch's chunking: (blocks, elements a block), a whole number of tiles each.
 fn chunks(gpu: &Gpu, n: usize, tile: u64, per_sm: u32) -> (u64, u64) {
     let tiles = (n as u64).div_ceil(tile).max(1);
@@ -580,6 +394,7 @@ pub(crate) mod check {
     use super::*;
     use crate::backend::cuda::key::KernelKey;
     use crate::backend::cuda::source::SourceKey;
+    use crate::expr::graph::Kind;
 
     /// The instances a compile check builds: a non-commutative pair operator (affine maps)
     /// and an argmax-like (value, position) operator, each with its segmented form, over

@@ -62,7 +62,7 @@ pub(crate) fn instance(key: &KernelKey) -> (String, String) {
         src.push_str(&source::cpp_struct(s, k));
     }
     if let Some(f) = &key.functor {
-        src.push_str(&super::assoc::cpp_functor(f));
+        src.push_str(&super::functor::cpp_functor(f));
     }
     (src, key.family.name(&names))
 }

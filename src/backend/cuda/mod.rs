@@ -13,6 +13,7 @@ mod combine;
 mod compact;
 pub(crate) mod disk_cache;
 mod driver;
+mod functor;
 mod gather;
 mod gpu;
 mod helper;
