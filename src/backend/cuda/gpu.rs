@@ -8,7 +8,7 @@
 
 use super::driver::{DriverResult, check, driver_error, driver_has, driver_present, nvrtc_present};
 use super::jit::Jit;
-use super::launch::Held;
+use super::launch::HeldKernel;
 use super::mem::{Mailboxes, Pool, Raw};
 use super::single_pass::StreamState;
 use super::tuning::Arch;
@@ -37,7 +37,7 @@ pub(crate) struct Gpu {
     pub me: Weak<Gpu>,
     /// The copy kernels of stored bytes (map.rs `copy_by_kernel`: 4-byte words, bytes), held
     /// after their first use.
-    pub copiers: [OnceLock<Held>; 2],
+    pub copiers: [OnceLock<HeldKernel>; 2],
 }
 
 impl Gpu {

@@ -163,7 +163,7 @@ impl Gpu {
     /// A slot holds one kernel: a use with another key or other columns is an internal error.
     pub fn kernel_held<K: Template>(
         &self,
-        slot: &OnceLock<Held>,
+        slot: &OnceLock<HeldKernel>,
         key: K,
         cols: &[(ScalarType, u32, Ptr)],
     ) -> Result<Bound<'_, K::Params>> {
@@ -180,7 +180,7 @@ impl Gpu {
                         .collect(),
                 };
                 let kernel = self.jit.pin(&key)?;
-                let _ = slot.set(Held { key, kernel });
+                let _ = slot.set(HeldKernel { key, kernel });
                 slot.get()
                     .ok_or_else(|| Error::Internal("a held kernel's slot is empty".into()))?
             }
@@ -210,7 +210,7 @@ impl Gpu {
 }
 
 /// A kernel held for launches without a key lookup (`Gpu::kernel_held`), with its key.
-pub(crate) struct Held {
+pub(crate) struct HeldKernel {
     key: KernelKey,
     kernel: Pinned,
 }

@@ -693,13 +693,13 @@ struct MailState {
 const BOXES: usize = 512;
 
 /// A mailbox lent out by `Gpu::mailbox`; `held` until taken back (or dropped).
-pub(crate) struct Held<'g> {
+pub(crate) struct LentMailbox<'g> {
     gpu: &'g Gpu,
     m: Mailbox,
     held: bool,
 }
 
-impl Held<'_> {
+impl LentMailbox<'_> {
     fn take(&mut self) -> Result<Mailbox> {
         if !std::mem::replace(&mut self.held, false) {
             return Err(Error::Internal("a mailbox taken twice".into()));
@@ -714,14 +714,14 @@ impl Held<'_> {
     }
 }
 
-impl std::ops::Deref for Held<'_> {
+impl std::ops::Deref for LentMailbox<'_> {
     type Target = Mailbox;
     fn deref(&self) -> &Mailbox {
         &self.m
     }
 }
 
-impl Drop for Held<'_> {
+impl Drop for LentMailbox<'_> {
     fn drop(&mut self) {
         if std::mem::replace(&mut self.held, false) {
             let m = self.m;
@@ -750,7 +750,7 @@ impl Gpu {
     /// A mailbox of zeroed words; give it back with `take_error`, `take_word` or `take_slot`.
     /// One dropped untaken (an error between its launch and its reading) is zeroed again once
     /// the stream drains and goes back to the pool.
-    pub fn mailbox(&self) -> Result<Held<'_>> {
+    pub fn mailbox(&self) -> Result<LentMailbox<'_>> {
         if self.mail()?.free.is_empty() {
             self.recycle()?;
         }
@@ -772,7 +772,7 @@ impl Gpu {
             .free
             .pop()
             .ok_or_else(|| Error::Internal("no mailbox".into()))?;
-        Ok(Held {
+        Ok(LentMailbox {
             gpu: self,
             m,
             held: true,
@@ -810,7 +810,7 @@ impl Gpu {
         Ok(())
     }
 
-    /// A mailbox lent out by `mailbox` (`Held::keep`) back unread: it goes back to the pool
+    /// A mailbox lent out by `mailbox` (`LentMailbox::keep`) back unread: it goes back to the pool
     /// once the stream has drained after its last kernel.
     pub fn retire(&self, m: Mailbox) -> Result<()> {
         self.mail()?.dirty.push(m);
@@ -842,7 +842,7 @@ impl Gpu {
     }
 
     /// Waits for the stream and returns the position noted in `m`'s word, if any (the kernel
-    /// also set the host slot); the mailbox (kept out of its `Held` by `Held::keep`) is zeroed
+    /// also set the host slot); the mailbox (kept out of its `LentMailbox` by `LentMailbox::keep`) is zeroed
     /// again and goes back to the pool.
     pub fn take_error(&self, m: Mailbox) -> Result<Option<u64>> {
         let pos = if self.read_slot(m)? == 0 {
@@ -858,12 +858,12 @@ impl Gpu {
 
     /// Waits for the stream and returns the value of `m`'s device word (kernels may count
     /// into one); the mailbox is zeroed again and goes back to the pool.
-    pub fn take_word(&self, mut h: Held<'_>) -> Result<u64> {
+    pub fn take_word(&self, mut h: LentMailbox<'_>) -> Result<u64> {
         let m = h.take()?;
         self.take_kept_word(m)
     }
 
-    /// `take_word` of a mailbox kept out of its `Held` (`Held::keep`).
+    /// `take_word` of a mailbox kept out of its `LentMailbox` (`LentMailbox::keep`).
     pub fn take_kept_word(&self, m: Mailbox) -> Result<u64> {
         let w = self.read_u64(m.word)?;
         if w != 0 {
@@ -875,7 +875,7 @@ impl Gpu {
 
     /// Waits for the stream and returns the value of `m`'s host slot; the slot is zeroed
     /// again and the mailbox goes back to the pool (its device word must be zero by then).
-    pub fn take_slot(&self, mut h: Held<'_>) -> Result<u64> {
+    pub fn take_slot(&self, mut h: LentMailbox<'_>) -> Result<u64> {
         let m = h.take()?;
         let v = self.read_slot(m)?;
         self.give_back(m)?;

@@ -50,7 +50,9 @@ pub(crate) struct PassSlots {
     pub status: Ptr,
 }
 
-struct Words {
+/// The look-back status words of one kind (the scans' or the sort passes'), grown as launches
+/// need them, and the epoch that tells one launch's words from the ones before.
+struct StatusWords {
     status: Option<Raw>,
     epoch: u32,
 }
@@ -59,10 +61,10 @@ struct Inner {
     /// Value the tile counter will have when the next launch starts (the counter only grows,
     /// so a launch's tiles are `counter - base`).
     counter_base: u32,
-    scan: Words,
+    scan: StatusWords,
     /// The sort passes' status words (one 64-bit word a tile and digit), apart from the scans'
     /// so that no scan slot is ever read as one of them.
-    sort: Words,
+    sort: StatusWords,
 }
 
 /// Per-stream state of the single-pass kernels.
@@ -78,7 +80,7 @@ pub(crate) struct StreamState {
 
 impl StreamState {
     pub fn new(stream: &Arc<CudaStream>) -> Result<StreamState> {
-        let words = || Words {
+        let words = || StatusWords {
             status: None,
             epoch: 0,
         };

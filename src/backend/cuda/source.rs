@@ -22,19 +22,19 @@ use std::sync::Arc;
 
 /// The expression of a lazy source, compared by content and hashed by the source's hash.
 #[derive(Debug, Clone)]
-pub(crate) struct Shape {
+pub(crate) struct ExprShape {
     hash: u64,
     graph: Arc<Graph>,
 }
 
-impl PartialEq for Shape {
+impl PartialEq for ExprShape {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash
             && (Arc::ptr_eq(&self.graph, &other.graph) || self.graph == other.graph)
     }
 }
-impl Eq for Shape {}
-impl Hash for Shape {
+impl Eq for ExprShape {}
+impl Hash for ExprShape {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.hash.hash(state)
     }
@@ -47,7 +47,7 @@ impl Hash for Shape {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SourceKey {
     pub ty: ScalarType,
-    pub shape: Option<Shape>,
+    pub shape: Option<ExprShape>,
     pub avec: u32,
     pub spill: bool,
     pub shifted: Vec<Shift>,
@@ -129,7 +129,7 @@ impl SourceKey {
     pub fn assuming(src: &Source, avec: u32) -> SourceKey {
         SourceKey {
             ty: src.ty(),
-            shape: src.as_column().is_none().then(|| Shape {
+            shape: src.as_column().is_none().then(|| ExprShape {
                 hash: src.hash,
                 graph: src.graph.clone(),
             }),
@@ -197,7 +197,7 @@ pub(crate) fn key(src: &Source, vec: u32) -> Result<SourceKey> {
         ty: src.ty(),
         shape: match src.as_column() {
             Some(_) => None,
-            None => Some(Shape {
+            None => Some(ExprShape {
                 hash: src.hash,
                 graph: src.graph.clone(),
             }),
