@@ -19,7 +19,9 @@ import re
 import sys
 from xml.sax.saxutils import escape
 
-ROW = re.compile(r"^(\S+)\s+2\^(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (its reader of raw lines and of its own tables)
+
 GPU = re.compile(r"^# (?:devseq \S+|peer: .*?) on ([^,]+)")
 SIZES = (16, 20, 24, 28)
 SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -35,22 +37,13 @@ def pow2(k):
 
 
 def read_compare(path):
-    rows, gpu = {}, None
-    with open(path) as f:
-        for line in f:
-            m = ROW.match(line)
-            if m:
-                rows.setdefault(m[1], {})[int(m[2])] = float(m[5])
-            g = GPU.match(line)
-            if g and not gpu:
-                gpu = g[1].strip()
+    table, lines = compare.read_table(path)
+    rows = {name: {k: r[2] for k, r in sizes.items()} for name, sizes in table.items()}
+    gpu = next((GPU.match(l)[1].strip() for l in lines if GPU.match(l)), None)
     return rows, gpu
 
 
 def read_raw(bench, peer):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import compare  # the same join as the table
-
     ours, notes = compare.read(bench)
     theirs, _ = compare.read(peer)
     rows = {}

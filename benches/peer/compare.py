@@ -26,6 +26,8 @@ import sys
 
 LINE = re.compile(r"^(\S+)\s+n=2\^(\d+)\s+([\d.]+) ms\s+([\d.]+) Gelem/s\s+([\d.]+) GB/s")
 NOTE = re.compile(r"^# (devseq \S+ on |peer: )")  # which GPU each side ran on
+# A row of the table this script prints: primitive, size, crate ms, peer ms, ratio, ...
+ROW = re.compile(r"^(\S+)\s+2\^(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
 
 def read(path):
@@ -46,6 +48,19 @@ def read(path):
     if not rows:
         print(f"compare.py: warning: no benchmark lines in {path}", file=sys.stderr)
     return rows, notes
+
+
+def read_table(path):
+    """{name: {k: (crate ms, peer ms, ratio)}} of a table this script printed (for chart.py and
+    table.py), and its lines, for what else they read from it."""
+    rows = {}
+    with open(path) as f:
+        lines = f.readlines()
+    for line in lines:
+        m = ROW.match(line)
+        if m:
+            rows.setdefault(m[1], {})[int(m[2])] = (float(m[3]), float(m[4]), float(m[5]))
+    return rows, lines
 
 
 def main():

@@ -8,10 +8,11 @@ One row a primitive: its ratio (peer ms / crate ms) at each size, in bold below 
 table, one sentence listing the lines below their target at each size. Standard library only.
 """
 import argparse
-import re
+import os
 import sys
 
-ROW = re.compile(r"^(\S+)\s+2\^(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (the reader of its tables)
 
 
 def main():
@@ -20,13 +21,8 @@ def main():
     ap.add_argument("--target-small", type=float, default=0.95, help="the target at 2^16")
     ap.add_argument("--target", type=float, default=1.00, help="the target above 2^16")
     a = ap.parse_args()
-    rows = {}
     try:
-        with open(a.compare) as f:
-            for line in f:
-                m = ROW.match(line)
-                if m:
-                    rows.setdefault(m[1], {})[int(m[2])] = (float(m[3]), float(m[4]), float(m[5]))
+        rows, _ = compare.read_table(a.compare)
     except FileNotFoundError:
         sys.exit(f"table.py: no such file: {a.compare}")
     if not rows:
