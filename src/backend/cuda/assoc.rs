@@ -6,8 +6,8 @@
 
 use super::gpu::Gpu;
 use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
-use super::launch::{WORDS, Words, kernel_params};
 use super::mem::{Buffer, Ptr};
+use super::params::{WORDS, Words, kernel_params};
 use super::single_pass::counter;
 use super::tuning::{self, Arch};
 use crate::backend::ScanMode;
@@ -262,7 +262,7 @@ fn setup<'a>(
     let mut params = AssocParams {
         n: n as u64,
         chunk,
-        done: gpu.counter(counter::DONE),
+        done: gpu.passes.counter(counter::DONE),
         ..Default::default()
     };
     let words = c.params.iter().chain(init).copied();
@@ -270,15 +270,15 @@ fn setup<'a>(
         for (w, v) in params.words.0.iter_mut().zip(words) {
             *w = v;
         }
-        Buffer::new(gpu, 0)?
+        Buffer::new(&gpu.mem, 0)?
     } else {
         let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
-        let consts = Buffer::new(gpu, bytes.len())?;
-        gpu.write(&consts, &bytes)?;
+        let consts = Buffer::new(&gpu.mem, bytes.len())?;
+        gpu.mem.write(&consts, &bytes)?;
         params.consts = consts.ptr();
         consts
     };
-    let partial = Buffer::new(gpu, grid as usize * 8 * (k + 1))?;
+    let partial = Buffer::new(&gpu.mem, grid as usize * 8 * (k + 1))?;
     params.partial = partial.ptr();
     Ok(Setup {
         functor: Arc::new(c.shape()),
@@ -299,7 +299,7 @@ pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64
     let kernel = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
     // The last block writes the result's words to mapped host memory: no copy after it.
     let mut bytes = vec![0u8; 8 * (k + 1)];
-    gpu.read_mapped(&mut bytes, |result| {
+    gpu.mem.read_mapped(&mut bytes, |result| {
         s.params.result = result;
         kernel.launch(s.grid, BLOCK, 0, &s.params)
     })?;
@@ -334,7 +334,7 @@ pub(crate) fn scan(
     s.params.excl = excl as u32; // (0 elsewhere: a reduction, or the segmented exclusive scan)
     let n = srcs[0].len;
     let outs = (0..c.stored)
-        .map(|j| Buffer::new(gpu, n * c.types[j].size()))
+        .map(|j| Buffer::new(&gpu.mem, n * c.types[j].size()))
         .collect::<Result<Vec<_>>>()?;
     let ptrs: Vec<Ptr> = outs.iter().map(|b| b.ptr()).collect();
     let at = |j: usize| ptrs.get(j).copied().unwrap_or_default();
@@ -358,7 +358,7 @@ pub(crate) fn scan(
         let smem = key.dynamic_smem(&c.types);
         let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
         let mut params = s.params;
-        gpu.launch_single_pass(&k, tiles, key.block, smem, |slots| {
+        k.launch_single_pass(tiles, key.block, smem, |slots| {
             params.counter = slots.counter;
             params.status = slots.status;
             params.base = slots.base;

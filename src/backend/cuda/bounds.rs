@@ -5,42 +5,19 @@
 //! three mailboxes and never waits for the GPU before the target is read.
 
 use super::gpu::Gpu;
-use super::mem::{Buffer, Mailbox, Pending, Ptr, column_ptr};
+use super::mem::{Buffer, Mailbox, Pending, Report, column_ptr};
 use crate::error::{Error, Result};
 use crate::source::Source;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-
-/// Where a scatter kernel notes a bad index (`ScatterParams`' fields of the same names): with
-/// `val` null, its position in `err` (`note_bad_index`); else under the key `tag | position`
-/// in `err`, and the index itself in `val` under the lock word `lock` (`note_chain_index`);
-/// with `err` null, nowhere (the indices were checked already). `flag` is a mailbox's host
-/// slot, set on any error.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Report {
-    pub err: Ptr,
-    pub flag: Ptr,
-    pub val: Ptr,
-    pub lock: Ptr,
-    pub tag: u64,
-}
-
-impl Report {
-    /// The position of a bad index, in `m`.
-    pub fn position(m: &Mailbox) -> Report {
-        Report {
-            err: m.word,
-            flag: m.slot,
-            ..Report::default()
-        }
-    }
-}
 
 /// The element at position `pos` of `src`, as u64 bits (waits for the stream).
 fn element(gpu: &Gpu, src: &Source, pos: u64) -> Result<u64> {
     let size = src.ty().size();
     let mut b = [0u8; 8];
     match src.as_column() {
-        Some(c) => gpu.read_small(column_ptr(c)?.add(pos as usize * size), &mut b[..size])?,
+        Some(c) => gpu
+            .mem
+            .read_small(column_ptr(c)?.add(pos as usize * size), &mut b[..size])?,
         None => super::map::download(gpu, &src.slice(pos as usize, 1), &mut b[..size])?,
     }
     Ok(u64::from_le_bytes(b))
@@ -113,7 +90,7 @@ impl Pending for BoundsCheck {
                     .map_err(|_| Error::Internal("bounds check lock poisoned".into()))?
                     .take()
                     .ok_or_else(|| Error::Internal("a bounds check read twice".into()))?;
-                match gpu.take_error(self.m)? {
+                match gpu.mem.take_error(self.m)? {
                     None => Ok(()),
                     Some(pos) => Err(index_error(&gpu, &idx, pos, self.len)?),
                 }
@@ -128,7 +105,7 @@ impl Drop for BoundsCheck {
         if self.verdict.get().is_none()
             && let Some(gpu) = self.gpu.upgrade()
         {
-            let _ = gpu.retire(self.m);
+            let _ = gpu.mem.retire(self.m);
         }
     }
 }
@@ -160,7 +137,7 @@ pub(crate) struct ScatterChain {
 impl ScatterChain {
     /// A new chain, and the report of its first write, into a target of `len` elements.
     pub fn start(gpu: &Gpu, len: usize) -> Result<(Arc<dyn Pending>, Report)> {
-        let (key, index, lock) = (gpu.mailbox()?, gpu.mailbox()?, gpu.mailbox()?);
+        let (key, index, lock) = (gpu.mem.mailbox()?, gpu.mem.mailbox()?, gpu.mem.mailbox()?);
         let c = ScatterChain {
             gpu: gpu.me.clone(),
             key: key.keep()?,
@@ -183,13 +160,13 @@ impl Pending for ScatterChain {
                 let gpu = live(&self.gpu)?;
                 // The stream has drained once the key is read; the lock is free again, the
                 // index word set only where a key is.
-                let key = gpu.take_error(self.key)?;
-                gpu.give_back(self.lock)?;
+                let key = gpu.mem.take_error(self.key)?;
+                gpu.mem.give_back(self.lock)?;
                 let Some(key) = key else {
-                    gpu.give_back(self.index)?;
+                    gpu.mem.give_back(self.index)?;
                     return Ok(());
                 };
-                let index = gpu.take_kept_word(self.index)?;
+                let index = gpu.mem.take_kept_word(self.index)?;
                 let write = key >> CHAIN_POSITION_BITS;
                 let writes = self
                     .writes
@@ -238,9 +215,9 @@ impl Drop for ScatterChain {
         if self.verdict.get().is_none()
             && let Some(gpu) = self.gpu.upgrade()
         {
-            let _ = gpu.retire(self.key);
-            let _ = gpu.retire_zeroed(self.index);
-            let _ = gpu.retire(self.lock);
+            let _ = gpu.mem.retire(self.key);
+            let _ = gpu.mem.retire_zeroed(self.index);
+            let _ = gpu.mem.retire(self.lock);
         }
     }
 }

@@ -6,9 +6,9 @@
 use super::bounds::{BoundsCheck, index_error};
 use super::gpu::Gpu;
 use super::key::{CombineKey, CombineTileKey, Template, op_functor};
-use super::launch::kernel_params;
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
+use super::params::kernel_params;
 use super::sort::{digit_passes, index_bits, sort_by_index, tile_smem};
 use super::tuning::{self, Arch};
 use crate::error::Result;
@@ -155,7 +155,7 @@ pub(crate) fn scatter_combine(
     // a small base itself (one launch fewer).
     let copy = tiles == 1 && len <= COMBINE_COPY * sh.block as usize;
     let out = if copy && len > 0 {
-        Buffer::new(gpu, len * size)?
+        Buffer::new(&gpu.mem, len * size)?
     } else {
         materialize(gpu, base)?
     };
@@ -171,8 +171,8 @@ pub(crate) fn scatter_combine(
     let s = sort_by_index(gpu, idx, vals, len, false)?;
     let k = gpu.kernel(key(&gpu.arch, size, idx.ty(), op), &[(base, 1)])?;
     let (keys, sorted) = (column_ptr(&s.keys)?, column_ptr(s.values()?)?);
-    let m = gpu.mailbox()?;
-    gpu.launch_single_pass(&k, tiles, sh.block, 0, |p| CombineParams {
+    let m = gpu.mem.mailbox()?;
+    k.launch_single_pass(tiles, sh.block, 0, |p| CombineParams {
         keys,
         vals: sorted,
         out: out.ptr(),
@@ -207,7 +207,7 @@ fn combine_tile(
     let (lo, passes) = digit_passes(0..index_bits(len));
     let smem = key.dynamic_smem(&[idx.ty(), vals.ty()]);
     let k = gpu.kernel(key, &[(idx, 1), (vals, 1), (base, 1)])?;
-    let m = gpu.mailbox()?;
+    let m = gpu.mem.mailbox()?;
     k.launch(
         1,
         key.block,

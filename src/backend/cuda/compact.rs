@@ -3,8 +3,8 @@
 
 use super::gpu::Gpu;
 use super::key::{CompactKey, Template};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::tuning::{self, Arch};
 use crate::error::Result;
 use crate::item::ScalarType;
@@ -85,7 +85,7 @@ fn key(arch: &Arch, ty: ScalarType, wide: bool, own: bool, big: bool) -> Compact
 /// the large one (moving a third of the elements cost `unique` a third of its time).
 pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer, usize)> {
     let (n, size) = (src.len, src.ty().size());
-    let out = Buffer::new(gpu, n * size)?;
+    let out = Buffer::new(&gpu.mem, n * size)?;
     if n == 0 {
         return Ok((out, 0));
     }
@@ -102,11 +102,11 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     let sh = shape(&gpu.arch, size, wide, big);
     let key = key(&gpu.arch, src.ty(), wide, own, big);
     let k = gpu.kernel(key, &[(src, vec), (flags, vec)])?;
-    let total = gpu.mailbox()?;
+    let total = gpu.mem.mailbox()?;
     let tiles = sh.tiles(n, vec);
     // The tile waits in shared memory.
     let smem = key.dynamic_smem(&[src.ty()]);
-    gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| CompactParams {
+    k.launch_single_pass(tiles, sh.block, smem, |s| CompactParams {
         out: out.ptr(),
         n: n as u64,
         total: total.slot,
@@ -116,8 +116,8 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
         epoch: s.epoch,
         tiles: tiles as u32,
     })?;
-    let count = gpu.take_slot(total)? as usize;
-    Ok((out.fit(gpu, count * size)?, count))
+    let count = gpu.mem.take_slot(total)? as usize;
+    Ok((out.fit(&gpu.mem, count * size)?, count))
 }
 
 #[cfg(test)]

@@ -11,12 +11,12 @@
 //! at a time, each 32-byte sector filled while it sits in L2, instead of one read-modify-write
 //! of a sector in memory for every 4-byte value.
 
-use super::bounds::{BoundsCheck, CHAIN_POSITION_BITS, Failed, Report, ScatterChain};
+use super::bounds::{BoundsCheck, CHAIN_POSITION_BITS, Failed, ScatterChain};
 use super::gpu::Gpu;
 use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
-use super::launch::kernel_params;
 use super::map::materialize;
-use super::mem::{Buffer, Ptr};
+use super::mem::{Buffer, Ptr, Report};
+use super::params::kernel_params;
 use super::single_pass::counter;
 use super::sort::sort_by_index;
 use super::tuning;
@@ -135,7 +135,7 @@ fn grid(n: usize, vec: u32, wave: impl FnOnce(u64) -> Result<u64>) -> Result<u64
 /// `out[i] = src[idx[i]]`.
 pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
     let (n, ty) = (idx.len, src.ty());
-    let out = Buffer::new(gpu, n * ty.size())?;
+    let out = Buffer::new(&gpu.mem, n * ty.size())?;
     if n == 0 {
         return Ok(out);
     }
@@ -147,7 +147,7 @@ pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
         rounds: sh.rounds,
     };
     let k = gpu.kernel(key, &[(src, 1), (idx, v)])?;
-    let err = gpu.mailbox()?;
+    let err = gpu.mem.mailbox()?;
     let g = grid(n, v, |t| k.wave(sh.block, t))?;
     k.launch(
         g,
@@ -217,7 +217,7 @@ pub(crate) fn scatter(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> 
             r => return r.map(|()| out),
         }
     }
-    let err = gpu.mailbox()?;
+    let err = gpu.mem.mailbox()?;
     scatter_into(gpu, vals, idx, out.ptr(), len, Report::position(&err))?;
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
 }
@@ -252,7 +252,7 @@ pub(crate) fn scatter_in_place(
         }
     }
     if vals.len as u64 > 1 << CHAIN_POSITION_BITS {
-        let err = gpu.mailbox()?;
+        let err = gpu.mem.mailbox()?;
         scatter_into(gpu, vals, idx, out, len, Report::position(&err))?;
         buf.add_check(BoundsCheck::check(gpu, err.keep()?, idx, len));
         return Ok(());
@@ -273,7 +273,7 @@ pub(crate) fn scatter_in_place(
 /// waits for every block, not only for those that started before).
 fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> Result<Buffer> {
     let (n, len) = (vals.len, base.len);
-    let out = Buffer::new(gpu, len * vals.ty().size())?;
+    let out = Buffer::new(&gpu.mem, len * vals.ty().size())?;
     let v = vec(vals.ty(), idx.ty());
     let sh = tuning::gather();
     let key = ScatterBaseKey {
@@ -283,7 +283,7 @@ fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> R
     };
     let k = gpu.kernel(key, &[(vals, v), (idx, v), (base, v)])?;
     let tiles = sh.tiles(n.max(len), v);
-    let err = gpu.mailbox()?;
+    let err = gpu.mem.mailbox()?;
     k.launch_cooperative(
         k.wave(sh.block, tiles)?,
         sh.block,
@@ -293,8 +293,8 @@ fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> R
             len: len as u64,
             err: err.word,
             flag: err.slot,
-            arrive: gpu.counter(counter::BARRIER),
-            passed: gpu.counter(counter::BARRIER_GEN),
+            arrive: gpu.passes.counter(counter::BARRIER),
+            passed: gpu.passes.counter(counter::BARRIER_GEN),
         },
     )?;
     Ok(BoundsCheck::guard(gpu, out, err.keep()?, idx, len))
@@ -311,7 +311,7 @@ fn partition_pays(gpu: &Gpu, ty: ScalarType, idx: &Source, len: usize) -> Result
     }
     let block = tuning::FLAT_BLOCK;
     let k = gpu.kernel(SpreadKey { block }, &[(idx, 1)])?;
-    let far = gpu.mailbox()?;
+    let far = gpu.mem.mailbox()?;
     k.launch(
         (tuning::SPREAD_WINDOWS * 32).div_ceil(block) as u64,
         block,
@@ -323,7 +323,7 @@ fn partition_pays(gpu: &Gpu, ty: ScalarType, idx: &Source, len: usize) -> Result
             windows: tuning::SPREAD_WINDOWS,
         },
     )?;
-    Ok(gpu.take_word(far)? * 2 > tuning::SPREAD_WINDOWS as u64)
+    Ok(gpu.mem.take_word(far)? * 2 > tuning::SPREAD_WINDOWS as u64)
 }
 
 /// The scatter into `out` through a stable pass over the top 8 bits of the indices (the

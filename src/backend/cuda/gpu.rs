@@ -7,14 +7,13 @@
 //! is recorded or waited for at each launch.
 
 use super::driver::{DriverResult, check, driver_error, driver_has, driver_present, nvrtc_present};
-use super::jit::Jit;
-use super::launch::HeldKernel;
-use super::mem::{Mailboxes, Pool, Raw};
+use super::jit::{HeldKernel, Jit};
+use super::mem::Memory;
 use super::single_pass::StreamState;
 use super::tuning::Arch;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaStream, sys};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// One CUDA device with a stream of its own.
 pub(crate) struct Gpu {
@@ -22,17 +21,13 @@ pub(crate) struct Gpu {
     pub stream: Arc<CudaStream>,
     pub name: String,
     pub arch: Arch,
+    /// The compiler and its caches (jit.rs).
     pub jit: Arc<Jit>,
-    /// Bytes of live buffers (sequences and temporaries), their high-water mark, and the
-    /// buffers kept for reuse.
-    pub mem: Arc<Pool>,
-    /// The single-pass kernels' tile counter and look-back words, the reductions' partials.
+    /// Buffers, copies, read-backs and mailboxes (mem.rs).
+    pub mem: Memory,
+    /// The single-pass kernels' tile counter and look-back words, the reductions' partials
+    /// (single_pass.rs).
     pub passes: StreamState,
-    /// Small results that kernels leave for the host.
-    pub mail: Mailboxes,
-    /// Page-locked host memory for small read-backs that no kernel leaves in a mailbox (a bad
-    /// index's value, a sort's error word, single elements).
-    pub staging: Mutex<Raw>,
     /// This GPU, for what outlives a call and must reach it later (pending checks).
     pub me: Weak<Gpu>,
     /// The copy kernels of stored bytes (map.rs `copy_by_kernel`: 4-byte words, bytes), held
@@ -100,14 +95,11 @@ impl Gpu {
         };
         let name = ctx.name().cuda("cuDeviceGetName")?;
         supported(&name, &arch)?;
-        super::mem::keep_pool_memory(&ctx)?;
+        let mem = Memory::new(&ctx, &stream)?;
         let jit = Jit::for_device(&ctx, &name, arch)?;
-        let mem = Arc::new(Pool::default());
-        let (passes, staging) = (StreamState::new(&stream)?, Raw::pinned(&ctx, 4096)?);
+        let passes = StreamState::new(&stream)?;
         Ok(Arc::new_cyclic(|me| Gpu {
             passes,
-            mail: Mailboxes::default(),
-            staging: Mutex::new(staging),
             me: me.clone(),
             copiers: Default::default(),
             ctx,
@@ -121,7 +113,7 @@ impl Gpu {
 
     /// Waits for all work queued on this stream.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().cuda("cuStreamSynchronize")
+        self.mem.synchronize()
     }
 
     /// Total and free device memory in bytes.

@@ -2,8 +2,8 @@
 
 use super::gpu::Gpu;
 use super::key::{HistogramKey, Template};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::single_pass::{TALLY_BYTES, counter};
 use super::tuning;
 use crate::error::Result;
@@ -50,13 +50,13 @@ fn key(ty: ScalarType, bins: u64) -> HistogramKey {
 
 /// Counts of `bins` equal bins over [lo, hi) (compute bits) of `src`.
 pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) -> Result<Buffer> {
-    let counts = Buffer::new(gpu, bins as usize * 8)?;
+    let counts = Buffer::new(&gpu.mem, bins as usize * 8)?;
     let n = src.len;
     let (ty, block) = (src.ty(), tuning::FLAT_BLOCK);
     let key = key(ty, bins);
     // Shared counters go through the stream's tally, which writes every count (one launch).
     if n == 0 || !key.smem {
-        gpu.fill(&counts, 1, 0, bins as usize * 8)?;
+        gpu.mem.fill(&counts, 1, 0, bins as usize * 8)?;
     }
     if n == 0 {
         return Ok(counts);
@@ -75,8 +75,8 @@ pub(crate) fn histogram(gpu: &Gpu, src: &Source, bins: u64, lo: u64, hi: u64) ->
             bins,
             lo,
             hi,
-            tally: gpu.tally(),
-            done: gpu.counter(counter::DONE),
+            tally: gpu.passes.tally(),
+            done: gpu.passes.counter(counter::DONE),
         },
     )?;
     Ok(counts)

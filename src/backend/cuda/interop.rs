@@ -23,7 +23,7 @@ impl CudaBackend {
         let n = src.len;
         // A slice of no elements still owns an allocation (of one byte).
         let buf = if n == 0 {
-            Buffer::new(&self.gpu, 1)?
+            Buffer::new(&self.gpu.mem, 1)?
         } else {
             materialize(&self.gpu, src)?
         };
@@ -37,7 +37,7 @@ impl CudaBackend {
             return Err(Error::DeviceMismatch);
         }
         let len = slice.len();
-        Ok(Buffer::adopt(&self.gpu, slice)?.into_column(ty, len))
+        Ok(Buffer::adopt(&self.gpu.mem, slice)?.into_column(ty, len))
     }
 
     /// The device address of the first element of a stored `src`.

@@ -216,6 +216,12 @@ impl Pinned {
     }
 }
 
+/// A kernel held for launches without a key lookup (`Gpu::kernel_held`), with its key.
+pub(crate) struct HeldKernel {
+    pub key: KernelKey,
+    pub kernel: Pinned,
+}
+
 /// An optimized compile waiting for a helper: the instance, and what is done with its image.
 pub(crate) struct Job {
     pub source: String,

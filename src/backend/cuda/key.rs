@@ -8,7 +8,7 @@
 //! expression, the parameter struct the kernel takes, and the variants a compile check
 //! builds.
 
-use super::launch::KernelParams;
+use super::params::KernelParams;
 use super::source::SourceKey;
 use crate::backend::SetOp;
 use crate::expr::combine::CombinerShape;
@@ -110,7 +110,7 @@ macro_rules! families {
                 P.get_or_init(|| {
                     // Once each: families may share a parameter struct. (`ds::Words` first:
                     // a field type of some.)
-                    let mut s = super::launch::Words::cpp();
+                    let mut s = super::params::Words::cpp();
                     $(
                         let p = <<$key as Template>::Params as KernelParams>::cpp();
                         if !s.contains(&p) {

@@ -1,103 +1,25 @@
 //! Kernel launches. A kernel takes its sources by value (one parameter each, the structs
-//! `source.rs` describes) and then one parameter struct of its family, declared once with
-//! `kernel_params!`, which gives both the Rust `#[repr(C)]` struct and its C++ twin. The one
+//! `source.rs` describes) and then one parameter struct of its family (`params.rs`). The one
 //! unsafe launch (`launch_raw`) is reached only through `Bound::launch`, whose kernel, sources
 //! and parameter type come from the same key.
 
 use super::driver::DriverResult;
 use super::gpu::Gpu;
-use super::jit::{Kernel, Pinned};
+use super::jit::{HeldKernel, Kernel};
 use super::key::{KernelKey, Template};
 use super::mem::{Buffer, Ptr};
+use super::params::KernelParams;
+use super::single_pass::{PassSlots, Status};
 use super::source::{self, SourceArgs, SourceKey};
+use super::tuning;
 use crate::error::{Error, Result};
 use crate::expr::combine::CombinerShape;
 use crate::item::ScalarType;
 use crate::source::Source;
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{LaunchConfig, PushKernelArg, sys};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
-
-/// A kernel's parameter struct, laid out as its C++ twin.
-pub(crate) trait KernelParams: DeviceRepr + Copy {
-    /// The C++ twin (`struct Name { ... };`).
-    fn cpp() -> String;
-}
-
-/// The C++ spelling of a parameter field's type.
-pub(crate) trait CppType {
-    const CPP: &'static str;
-}
-impl CppType for Ptr {
-    const CPP: &'static str = "void*";
-}
-impl CppType for u64 {
-    const CPP: &'static str = "u64";
-}
-impl CppType for u32 {
-    const CPP: &'static str = "u32";
-}
-
-/// Constants passed by value in a parameter struct: at most `WORDS`, else a kernel reads them
-/// from device memory. Its C++ twin `ds::Words` and `ds::WORDS` are printed from these
-/// (`Words::cpp`), before the parameter structs.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Words(pub [u64; WORDS]);
-
-/// The words of `Words` (`ds::WORDS`).
-pub(crate) const WORDS: usize = 32;
-
-impl Words {
-    /// The C++ twin: `ds::WORDS` and `ds::Words`.
-    pub fn cpp() -> String {
-        format!(
-            "namespace ds {{ constexpr int WORDS = {WORDS}; struct Words {{ u64 w[WORDS]; }}; }}\n"
-        )
-    }
-}
-
-impl Default for Words {
-    fn default() -> Words {
-        Words([0; WORDS])
-    }
-}
-impl CppType for Words {
-    const CPP: &'static str = "ds::Words";
-}
-
-/// Declares a kernel parameter struct (fields of type `Ptr`, `u64`, `u32` or `Words`) and its C++
-/// twin of the same name, fields in the same order.
-macro_rules! kernel_params {
-    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident: $ty:ident),* $(,)? }) => {
-        $(#[$m])*
-        #[repr(C)]
-        #[derive(Debug, Clone, Copy, Default)]
-        pub(crate) struct $name {
-            $($(#[$fm])* pub $field: $ty,)*
-        }
-
-        // SAFETY: a `repr(C)` struct of plain integers and addresses, laid out as the C++
-        // struct that `cpp` prints (the same fields, types of the same size and alignment, in
-        // the same order), which is the kernel's parameter.
-        unsafe impl cudarc::driver::DeviceRepr for $name {}
-
-        impl $crate::backend::cuda::launch::KernelParams for $name {
-            fn cpp() -> String {
-                let mut s = format!("struct {} {{", stringify!($name));
-                $(
-                    s.push_str(" ");
-                    s.push_str(<$ty as $crate::backend::cuda::launch::CppType>::CPP);
-                    s.push_str(concat!(" ", stringify!($field), ";"));
-                )*
-                s.push_str(" };\n");
-                s
-            }
-        }
-    };
-}
-pub(crate) use kernel_params;
 
 /// A kernel with its sources bound, ready to launch with parameters `P`.
 pub(crate) struct Bound<'a, P> {
@@ -136,7 +58,7 @@ impl Gpu {
             .collect::<Result<Vec<_>>>()?;
         let (args, spilled): (Vec<_>, Vec<_>) = sources
             .iter()
-            .map(|(s, _)| source::args(self, s))
+            .map(|(s, _)| source::args(&self.mem, s))
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .unzip();
@@ -209,13 +131,32 @@ impl Gpu {
     }
 }
 
-/// A kernel held for launches without a key lookup (`Gpu::kernel_held`), with its key.
-pub(crate) struct HeldKernel {
-    key: KernelKey,
-    kernel: Pinned,
-}
-
 impl<P: KernelParams> Bound<'_, P> {
+    /// Launches a single-pass kernel over scan slots: `tiles` blocks of `block` threads with
+    /// `smem` bytes of dynamic shared memory each, its parameters made by `params` from the
+    /// reservation.
+    pub fn launch_single_pass(
+        &self,
+        tiles: u64,
+        block: u32,
+        smem: u32,
+        params: impl FnOnce(&PassSlots) -> P,
+    ) -> Result<()> {
+        if tiles == 0 {
+            return Ok(());
+        }
+        if tiles > u32::MAX as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "{tiles} tiles are more than a single-pass launch numbers"
+            )));
+        }
+        // An aggregate slot and an inclusive-prefix slot a tile.
+        let status = 2 * tiles as usize * tuning::SLOT_BYTES;
+        self.gpu.passes.reserve(Status::Scan, tiles, status, |s| {
+            self.launch(tiles, block, smem, &params(s))
+        })
+    }
+
     /// Queues the kernel with `grid` blocks of `block` threads and `smem` bytes of dynamic
     /// shared memory a block. The kernel's limit on dynamic shared memory is raised to `smem`
     /// first (once for each larger size): static and dynamic shared memory together beyond 48

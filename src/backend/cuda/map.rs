@@ -4,8 +4,9 @@
 
 use super::gpu::Gpu;
 use super::key::{MapKey, Template};
-use super::launch::{Bound, kernel_params};
+use super::launch::Bound;
 use super::mem::{Buffer, Ptr, column_ptr};
+use super::params::kernel_params;
 use super::source;
 use super::tuning::{self, Shape};
 use crate::error::Result;
@@ -44,7 +45,7 @@ fn map_vec(src: &Source) -> u32 {
 pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
     let (n, ty) = (src.len, src.ty());
     let bytes = n * ty.size();
-    let out = Buffer::new(gpu, bytes)?;
+    let out = Buffer::new(&gpu.mem, bytes)?;
     if n == 0 {
         return Ok(out);
     }
@@ -56,7 +57,7 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         if tuning::copy_by_kernel(bytes) && p.aligned(16) {
             copy_by_kernel(gpu, &out, p, bytes)?;
         } else {
-            gpu.copy(&out, p, bytes)?;
+            gpu.mem.copy(&out, p, bytes)?;
         }
         return Ok(out);
     }
@@ -64,7 +65,7 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         && ty.size() <= 4
     {
         let stored = ty.stored_from_compute(bits);
-        gpu.fill(&out, ty.size(), stored as u32, n)?;
+        gpu.mem.fill(&out, ty.size(), stored as u32, n)?;
         return Ok(out);
     }
     let sh = if source::computes_random(src) {
@@ -127,18 +128,18 @@ fn copy_by_kernel(gpu: &Gpu, dst: &Buffer, src: Ptr, bytes: usize) -> Result<()>
 /// The elements of `src` into `out` (stored bits), waiting for them.
 pub(crate) fn download(gpu: &Gpu, src: &Source, out: &mut [u8]) -> Result<()> {
     match src.as_column() {
-        Some(c) => gpu.read(c, out),
+        Some(c) => gpu.mem.read(c, out),
         None => {
             let b = materialize(gpu, src)?;
-            gpu.read(&b.into_column(src.ty(), src.len), out)
+            gpu.mem.read(&b.into_column(src.ty(), src.len), out)
         }
     }
 }
 
 /// A new buffer holding `bytes`.
 pub(crate) fn upload(gpu: &Gpu, bytes: &[u8]) -> Result<Buffer> {
-    let b = Buffer::new(gpu, bytes.len())?;
-    gpu.write(&b, bytes)?;
+    let b = Buffer::new(&gpu.mem, bytes.len())?;
+    gpu.mem.write(&b, bytes)?;
     Ok(b)
 }
 

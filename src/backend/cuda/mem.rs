@@ -3,9 +3,7 @@
 //! copies between host and device, and the mailboxes through which kernels leave small results
 //! for the host.
 
-use super::bounds::Report;
 use super::driver::{DriverResult, check};
-use super::gpu::Gpu;
 use crate::error::{Error, Result};
 use crate::source::{Column, Storage};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice, sys};
@@ -145,11 +143,44 @@ impl Pool {
     }
 }
 
-impl Gpu {
+/// One GPU's memory service: buffers from its stream-ordered pool and their accounts, copies
+/// and fills on its stream, small read-backs through page-locked staging, and the mailboxes.
+pub(crate) struct Memory {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// Bytes of live buffers (sequences and temporaries), their high-water mark, and the
+    /// buffers kept for reuse.
+    pub pool: Arc<Pool>,
+    /// Page-locked host memory for small read-backs that no kernel leaves in a mailbox (a bad
+    /// index's value, a sort's error word, single elements).
+    staging: Mutex<Raw>,
+    /// Small results that kernels leave for the host.
+    mail: Mailboxes,
+}
+
+impl Memory {
+    /// The memory of the device of `ctx`, used in the order of `stream`; freed memory stays in
+    /// the device's pool for the next allocation (`keep_pool_memory`).
+    pub fn new(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<Memory> {
+        keep_pool_memory(ctx)?;
+        Ok(Memory {
+            ctx: ctx.clone(),
+            stream: stream.clone(),
+            pool: Arc::new(Pool::default()),
+            staging: Mutex::new(Raw::pinned(ctx, 4096)?),
+            mail: Mailboxes::default(),
+        })
+    }
+
+    /// Waits for all work queued on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().cuda("cuStreamSynchronize")
+    }
+
     /// Gives every buffer devseq and the driver's pool keep for reuse back to the device
     /// (after the work queued so far, which may still use them).
     pub fn trim_memory(&self) -> Result<()> {
-        free_slices(self.mem.release());
+        free_slices(self.pool.release());
         self.synchronize()?;
         trim_pool(&self.ctx)
     }
@@ -157,7 +188,7 @@ impl Gpu {
     /// Keeps at most `bytes` for reuse: devseq's kept buffers and the driver pool's memory
     /// above that go back to the device (the pool's at its next synchronization).
     pub fn set_kept_memory_limit(&self, bytes: usize) -> Result<()> {
-        free_slices(self.mem.limit_to(bytes));
+        free_slices(self.pool.limit_to(bytes));
         set_pool_threshold(&self.ctx, bytes as u64)
     }
 }
@@ -165,7 +196,7 @@ impl Gpu {
 /// Makes freed memory stay in the device's default pool for the next allocation instead of
 /// going back to the driver at every synchronization (up to `Device::set_kept_memory_limit`'s
 /// bytes).
-pub(crate) fn keep_pool_memory(ctx: &Arc<CudaContext>) -> Result<()> {
+fn keep_pool_memory(ctx: &Arc<CudaContext>) -> Result<()> {
     set_pool_threshold(ctx, u64::MAX)
 }
 
@@ -211,26 +242,26 @@ fn trim_pool(ctx: &Arc<CudaContext>) -> Result<()> {
 /// `size_class`); out of memory, the kept buffers are freed, the pool is trimmed and the
 /// allocation tried once more before `Error::OutOfMemory` with the bytes asked for (trimmed
 /// again then, so a failed request leaves no memory reserved).
-fn alloc(gpu: &Gpu, bytes: usize) -> Result<CudaSlice<u8>> {
+fn alloc(mem: &Memory, bytes: usize) -> Result<CudaSlice<u8>> {
     let class = size_class(bytes);
     let once = || {
         // SAFETY: the memory is uninitialized; every caller writes what it later reads (a copy,
         // a fill, or a kernel's output) before anything reads it.
-        unsafe { gpu.stream.alloc::<u8>(class) }
+        unsafe { mem.stream.alloc::<u8>(class) }
     };
     match once() {
         Ok(s) => Ok(s),
         Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
             // Memory freed by this stream's finished work (or other streams') may be held by
             // devseq's pool or the driver's; give it back to the device and try again.
-            free_slices(gpu.mem.release());
-            gpu.synchronize()?;
-            trim_pool(&gpu.ctx)?;
+            free_slices(mem.pool.release());
+            mem.synchronize()?;
+            trim_pool(&mem.ctx)?;
             once().or_else(|e| {
                 // A failed request may leave the pool grown by whatever it could reserve
                 // (seen on an H100: 4 MB of 80 GB free after asking for twice the memory),
                 // which would starve this process's later work and every other process.
-                trim_pool(&gpu.ctx)?;
+                trim_pool(&mem.ctx)?;
                 Err(match e.0 {
                     sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory { bytes },
                     _ => super::driver::driver_error(e, "cuMemAllocAsync"),
@@ -250,7 +281,7 @@ pub(crate) struct Buffer {
     mem: Arc<Pool>,
     /// Checks of the kernels that wrote the buffer, not read yet (a gather's bounds check; an
     /// in-place scatter's, one per call), earliest first:
-    /// whatever reads the buffer first (`column_ptr`, `Gpu::read`) waits for it and gets its
+    /// whatever reads the buffer first (`column_ptr`, `Memory::read`) waits for it and gets its
     /// error, as does every later read.
     check: Vec<Arc<dyn Pending>>,
 }
@@ -269,6 +300,31 @@ pub(crate) trait Pending: Send + Sync {
     }
 }
 
+/// Where a scatter kernel notes a bad index (`ScatterParams`' fields of the same names): with
+/// `val` null, its position in `err` (`note_bad_index`); else under the key `tag | position`
+/// in `err`, and the index itself in `val` under the lock word `lock` (`note_chain_index`);
+/// with `err` null, nowhere (the indices were checked already). `flag` is a mailbox's host
+/// slot, set on any error.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Report {
+    pub err: Ptr,
+    pub flag: Ptr,
+    pub val: Ptr,
+    pub lock: Ptr,
+    pub tag: u64,
+}
+
+impl Report {
+    /// The position of a bad index, in `m`.
+    pub fn position(m: &Mailbox) -> Report {
+        Report {
+            err: m.word,
+            flag: m.slot,
+            ..Report::default()
+        }
+    }
+}
+
 /// The most unread checks a buffer holds: past them, `add_check` reads those it has (a wait for
 /// the stream), so that a loop of in-place writes into one buffer that is never read holds a
 /// bounded number of mailboxes. (In-place scatters share one check between reads, a
@@ -277,33 +333,33 @@ const MAX_CHECKS: usize = 64;
 
 impl Buffer {
     /// `bytes` of uninitialized device memory.
-    pub fn new(gpu: &Gpu, bytes: usize) -> Result<Buffer> {
+    pub fn new(mem: &Memory, bytes: usize) -> Result<Buffer> {
         if crate::fault::allocation() {
             return Err(Error::OutOfMemory { bytes });
         }
         let slice = if bytes == 0 {
             None
         } else {
-            Some(match gpu.mem.take(size_class(bytes)) {
+            Some(match mem.pool.take(size_class(bytes)) {
                 Some(s) => s,
-                None => alloc(gpu, bytes)?,
+                None => alloc(mem, bytes)?,
             })
         };
-        Ok(Buffer::owning(gpu, slice, bytes))
+        Ok(Buffer::owning(mem, slice, bytes))
     }
 
     /// A buffer owning `slice` (`bytes` long; `None` for no bytes), counted as in use.
-    fn owning(gpu: &Gpu, slice: Option<CudaSlice<u8>>, bytes: usize) -> Buffer {
+    fn owning(mem: &Memory, slice: Option<CudaSlice<u8>>, bytes: usize) -> Buffer {
         let ptr = match &slice {
-            Some(s) => Ptr(s.device_ptr(&gpu.stream).0),
+            Some(s) => Ptr(s.device_ptr(&mem.stream).0),
             None => Ptr(0),
         };
-        gpu.mem.add(bytes);
+        mem.pool.add(bytes);
         Buffer {
             slice,
             ptr,
             bytes,
-            mem: gpu.mem.clone(),
+            mem: mem.pool.clone(),
             check: Vec::new(),
         }
     }
@@ -343,26 +399,26 @@ impl Buffer {
 
     /// A buffer over the memory of a caller's cudarc slice (no copy), which devseq owns from
     /// now on and frees on its own stream. The caller checked that the slice belongs to
-    /// `gpu`'s context; its stream's queued work (and the events cudarc tracks for it) come
+    /// `mem`'s context; its stream's queued work (and the events cudarc tracks for it) come
     /// before anything devseq queues on the buffer.
-    pub fn adopt<T>(gpu: &Gpu, slice: CudaSlice<T>) -> Result<Buffer> {
+    pub fn adopt<T>(mem: &Memory, slice: CudaSlice<T>) -> Result<Buffer> {
         let bytes = slice.num_bytes();
         if bytes == 0 {
             // Nothing to own: the empty slice frees itself on its own stream.
             let _ = slice.context().bind_to_thread();
             drop(slice);
-            return Buffer::new(gpu, 0);
+            return Buffer::new(mem, 0);
         }
         let theirs = slice.stream().clone();
         let ptr = slice.leak();
         // SAFETY: `ptr` is the live allocation of `bytes` bytes that `slice` owned (leaked just
-        // above, so nothing else frees it) in `gpu`'s context (checked by the caller); the new
+        // above, so nothing else frees it) in `mem`'s context (checked by the caller); the new
         // slice owns it and frees it on devseq's stream, after the work devseq queues there.
-        let s = unsafe { gpu.stream.upgrade_device_ptr::<u8>(ptr, bytes) };
-        let buf = Buffer::owning(gpu, Some(s), bytes);
-        if !Arc::ptr_eq(&theirs, &gpu.stream) {
+        let s = unsafe { mem.stream.upgrade_device_ptr::<u8>(ptr, bytes) };
+        let buf = Buffer::owning(mem, Some(s), bytes);
+        if !Arc::ptr_eq(&theirs, &mem.stream) {
             // Devseq's stream waits for what the caller queued on the slice's stream.
-            gpu.stream.join(&theirs).cuda("cuStreamWaitEvent")?;
+            mem.stream.join(&theirs).cuda("cuStreamWaitEvent")?;
         }
         Ok(buf)
     }
@@ -380,12 +436,12 @@ impl Buffer {
     /// This buffer where its first `used` bytes fill at least a sixteenth of it, else a buffer
     /// of `used` bytes with a copy of them (results written into worst-case outputs, such as
     /// compaction's: moving them costs more than the memory they waste until then).
-    pub fn fit(self, gpu: &Gpu, used: usize) -> Result<Buffer> {
+    pub fn fit(self, mem: &Memory, used: usize) -> Result<Buffer> {
         if used * 16 >= self.bytes {
             return Ok(self);
         }
-        let fit = Buffer::new(gpu, used)?;
-        gpu.copy(&fit, self.ptr, used)?;
+        let fit = Buffer::new(mem, used)?;
+        mem.copy(&fit, self.ptr, used)?;
         Ok(fit)
     }
 
@@ -450,7 +506,7 @@ pub(crate) fn column_ptr(c: &Column) -> Result<Ptr> {
     Ok(b.ptr().add(c.off * c.ty.size()))
 }
 
-/// Memory the `Gpu` keeps for itself (look-back words, counters, page-locked staging), not
+/// Memory a GPU keeps for itself (look-back words, counters, page-locked staging), not
 /// counted as in use by sequences.
 pub(crate) enum Raw {
     Device(CudaSlice<u8>),
@@ -507,7 +563,7 @@ impl Raw {
     }
 }
 
-impl Gpu {
+impl Memory {
     /// Makes the context current on this thread, for the driver calls made without cudarc.
     pub fn bind(&self) -> Result<()> {
         self.ctx.bind_to_thread().cuda("cuCtxSetCurrent")
@@ -692,9 +748,9 @@ struct MailState {
 
 const BOXES: usize = 512;
 
-/// A mailbox lent out by `Gpu::mailbox`; `held` until taken back (or dropped).
+/// A mailbox lent out by `Memory::mailbox`; `held` until taken back (or dropped).
 pub(crate) struct LentMailbox<'g> {
-    gpu: &'g Gpu,
+    mem: &'g Memory,
     m: Mailbox,
     held: bool,
 }
@@ -728,18 +784,18 @@ impl Drop for LentMailbox<'_> {
             // Zero both words after the stream drains; where that fails the mailbox is
             // left out of the pool rather than lent again dirty.
             let clean = self
-                .gpu
+                .mem
                 .read_slot(m)
-                .and_then(|_| self.gpu.zero_word(m))
-                .and_then(|_| self.gpu.synchronize());
+                .and_then(|_| self.mem.zero_word(m))
+                .and_then(|_| self.mem.synchronize());
             if clean.is_ok() {
-                let _ = self.gpu.give_back(m);
+                let _ = self.mem.give_back(m);
             }
         }
     }
 }
 
-impl Gpu {
+impl Memory {
     fn mail(&self) -> Result<std::sync::MutexGuard<'_, MailState>> {
         self.mail
             .inner
@@ -773,7 +829,7 @@ impl Gpu {
             .pop()
             .ok_or_else(|| Error::Internal("no mailbox".into()))?;
         Ok(LentMailbox {
-            gpu: self,
+            mem: self,
             m,
             held: true,
         })

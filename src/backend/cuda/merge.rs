@@ -8,8 +8,8 @@
 
 use super::gpu::Gpu;
 use super::key::{MergeKey, MergeRankKey, MergeSplitKey, SetOpKey, Template};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::tuning;
 use crate::backend::SetOp;
 use crate::error::Result;
@@ -144,9 +144,9 @@ fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Cuts, u64)> {
     let tiles = total.div_ceil(tile as u64);
     if tiles <= 1 {
         // One tile takes all of both: the stream's constant cuts, no search.
-        return Ok((Cuts::Whole(gpu.whole_cut()), tiles));
+        return Ok((Cuts::Whole(gpu.passes.whole_cut()), tiles));
     }
-    let cuts = Buffer::new(gpu, (tiles as usize + 1) * 8)?;
+    let cuts = Buffer::new(&gpu.mem, (tiles as usize + 1) * 8)?;
     let p = MergeParams {
         cuts: cuts.ptr(),
         keys: Ptr(0),
@@ -211,10 +211,10 @@ pub(crate) fn merge(
     let (na, nb) = (a.len as u64, b.len as u64);
     let total = na + nb;
     let size = a.ty().size();
-    let keys = Buffer::new(gpu, total as usize * size)?;
+    let keys = Buffer::new(&gpu.mem, total as usize * size)?;
     let mut vals = Vec::with_capacity(values.len());
     for (va, _) in values {
-        vals.push(Buffer::new(gpu, total as usize * va.ty().size())?);
+        vals.push(Buffer::new(&gpu.mem, total as usize * va.ty().size())?);
     }
     if total == 0 {
         return Ok((keys, vals));
@@ -272,10 +272,10 @@ pub(crate) fn set_op(
     let (na, nb) = (a.len as u64, b.len as u64);
     let room = op.room(a.len, b.len);
     let size = a.ty().size();
-    let keys = Buffer::new(gpu, room * size)?;
+    let keys = Buffer::new(&gpu.mem, room * size)?;
     let mut vals = Vec::with_capacity(values.len());
     for (va, _) in values {
-        vals.push(Buffer::new(gpu, room * va.ty().size())?);
+        vals.push(Buffer::new(&gpu.mem, room * va.ty().size())?);
     }
     if room == 0 {
         return Ok((keys, vals, 0));
@@ -283,13 +283,13 @@ pub(crate) fn set_op(
     let wide = na + nb >= u32::MAX as u64;
     let k0 = set_key(op, size, wide, true, false);
     let (cuts, tiles) = cut(gpu, a, b, k0.block * k0.items)?;
-    let total = gpu.mailbox()?;
+    let total = gpu.mem.mailbox()?;
     let v = tuning::vec(size);
     // The keys with the first value columns, then each further value column alone (each
     // launch walks the same merge and keeps the same outputs).
     let launch = |k: SetOpKey, (va, vb): (&Source, &Source), out: Ptr| -> Result<()> {
         let kernel = gpu.kernel(k, &[(a, v), (b, v), (va, 1), (vb, 1)])?;
-        gpu.launch_single_pass(&kernel, tiles, k.block, 0, |s| SetParams {
+        kernel.launch_single_pass(tiles, k.block, 0, |s| SetParams {
             cuts: cuts.ptr(),
             keys: keys.ptr(),
             values: out,
@@ -313,12 +313,12 @@ pub(crate) fn set_op(
             }
         }
     }
-    let count = gpu.take_slot(total)? as usize;
-    let keys = keys.fit(gpu, count * size)?;
+    let count = gpu.mem.take_slot(total)? as usize;
+    let keys = keys.fit(&gpu.mem, count * size)?;
     let vals = vals
         .into_iter()
         .zip(values)
-        .map(|(b, (va, _))| b.fit(gpu, count * va.ty().size()))
+        .map(|(b, (va, _))| b.fit(&gpu.mem, count * va.ty().size()))
         .collect::<Result<Vec<_>>>()?;
     Ok((keys, vals, count))
 }

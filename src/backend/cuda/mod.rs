@@ -1,9 +1,16 @@
-//! The GPU backend: one CUDA device through cudarc (`gpu.rs`: its primary context and one
-//! stream per `Device`), device memory from the stream-ordered pool (`mem.rs`), the shared
-//! machinery of single-pass kernels (`single_pass.rs`), typed kernel keys (`key.rs`), sources
-//! as kernel parameters (`source.rs`), launches (`launch.rs`), run-time compilation
-//! (`jit.rs`), launch shapes (`tuning/`), one file per algorithm family, and a compile check
-//! of every kernel instance (`compile_check.rs`, a test).
+//! The GPU backend: one CUDA device through cudarc (`gpu.rs`: its primary context, one stream
+//! per `Device`, and its services), one file per algorithm family, and a compile check of
+//! every kernel instance (`compile_check.rs`, a test).
+//!
+//! The files stand in layers, each using only those below it (no module cycle):
+//! - the driver's calls and errors (`driver.rs`), NVRTC (`nvrtc.rs`), launch shapes
+//!   (`tuning/`), the compile helpers and the disk cache (`helper.rs`, `disk_cache.rs`);
+//! - the services a `Gpu` holds: memory, copies, read-backs and mailboxes (`mem.rs`'s
+//!   `Memory`), the single-pass kernels' counters and look-back words (`single_pass.rs`'s
+//!   `StreamState`), and the compiler with its caches (`jit.rs`'s `Jit`, over kernel
+//!   parameter structs, `params.rs`, sources as kernel parameters, `source.rs`, and typed
+//!   kernel keys, `key.rs`);
+//! - the `Gpu` (`gpu.rs`), then launches on it (`launch.rs`), then the families.
 //!
 //! Every `unsafe` block of the crate lives in this folder.
 
@@ -27,6 +34,7 @@ mod mem;
 mod merge;
 pub(crate) mod nccl;
 mod nvrtc;
+mod params;
 mod reduce;
 mod scan;
 mod search;
@@ -116,23 +124,23 @@ impl Backend for CudaBackend {
     }
 
     fn memory_in_use(&self) -> usize {
-        self.gpu.mem.in_use.load(Ordering::Relaxed)
+        self.gpu.mem.pool.in_use.load(Ordering::Relaxed)
     }
 
     fn peak_memory_in_use(&self) -> usize {
-        self.gpu.mem.peak.load(Ordering::Relaxed)
+        self.gpu.mem.pool.peak.load(Ordering::Relaxed)
     }
 
     fn trim_memory(&self) -> Result<()> {
-        self.gpu.trim_memory()
+        self.gpu.mem.trim_memory()
     }
 
     fn set_kept_memory_limit(&self, bytes: usize) -> Result<()> {
-        self.gpu.set_kept_memory_limit(bytes)
+        self.gpu.mem.set_kept_memory_limit(bytes)
     }
 
     fn reset_peak_memory(&self) {
-        let m = &self.gpu.mem;
+        let m = &self.gpu.mem.pool;
         m.peak
             .store(m.in_use.load(Ordering::Relaxed), Ordering::Relaxed);
     }

@@ -309,7 +309,7 @@ impl Comms {
                 let ty = parts[0][d][c].ty;
                 let size = ty.size();
                 let total: usize = parts.iter().map(|p| p[d][c].len).sum();
-                let buf = Arc::new(Buffer::new(&rank.gpu, total * size)?);
+                let buf = Arc::new(Buffer::new(&rank.gpu.mem, total * size)?);
                 let store: Arc<dyn Storage> = buf.clone();
                 let mut off = 0;
                 for (s, p) in parts.iter().enumerate() {
@@ -339,7 +339,7 @@ impl Comms {
         // A rank's own runs: a copy on its stream.
         for m in moves.iter().filter(|m| m.from == m.to) {
             let g = &self.ranks[m.to].gpu;
-            g.bind()?;
+            g.mem.bind()?;
             // SAFETY: `dst` is `bytes` bytes inside the new buffer made above for this run;
             // `src` starts `bytes` bytes of a live column on the same GPU (the caller's
             // `parts`, alive until this returns, and freed later in this stream's order).
@@ -400,7 +400,7 @@ impl Comms {
         {
             return Err(Error::Internal("a reduction of the wrong shape".into()));
         }
-        let out = Arc::new(Buffer::new(&self.ranks[0].gpu, len * 8)?);
+        let out = Arc::new(Buffer::new(&self.ranks[0].gpu.mem, len * 8)?);
         if len > 0 {
             let srcs = cols.iter().map(column_ptr).collect::<Result<Vec<_>>>()?;
             self.group(|lib| {

@@ -3,8 +3,8 @@
 
 use super::gpu::Gpu;
 use super::key::{ReduceKey, Template, op_functor};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::single_pass::{PARTIAL_BYTES, counter};
 use super::tuning::{self, Arch};
 use crate::error::Result;
@@ -89,16 +89,16 @@ pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<(
     // One partial result per block (8 bytes each, the widest accumulator): in the stream's
     // buffer where the wave fits it.
     let bytes = 8 * grid as usize;
-    let own = Buffer::new(gpu, if bytes > PARTIAL_BYTES { bytes } else { 0 })?;
+    let own = Buffer::new(&gpu.mem, if bytes > PARTIAL_BYTES { bytes } else { 0 })?;
     let partial = if bytes > PARTIAL_BYTES {
         own.ptr()
     } else {
-        gpu.partials()
+        gpu.passes.partials()
     };
     let params = ReduceParams {
         n: src.len as u64,
         partial,
-        done: gpu.counter(counter::DONE),
+        done: gpu.passes.counter(counter::DONE),
         result: dst,
     };
     k.launch(grid, sh.block, 0, &params)
@@ -107,14 +107,14 @@ pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<(
 /// As `reduce_into`, waiting for the result: its stored bits (the result goes to mapped host
 /// memory, a zeroed slot: narrower results read as their bits, zero-extended).
 pub(crate) fn reduce(gpu: &Gpu, src: &Source, op: Op) -> Result<u64> {
-    let m = gpu.mailbox()?;
+    let m = gpu.mem.mailbox()?;
     reduce_into(gpu, src, op, m.slot)?;
-    gpu.take_slot(m)
+    gpu.mem.take_slot(m)
 }
 
 /// As `reduce_into`, into a new one-element buffer.
 pub(crate) fn reduce_to_buffer(gpu: &Gpu, src: &Source, op: Op) -> Result<Buffer> {
-    let out = Buffer::new(gpu, src.ty().size())?;
+    let out = Buffer::new(&gpu.mem, src.ty().size())?;
     reduce_into(gpu, src, op, out.ptr())?;
     Ok(out)
 }

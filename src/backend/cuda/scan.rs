@@ -3,8 +3,8 @@
 
 use super::gpu::Gpu;
 use super::key::{ScanKey, Template, op_functor};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::source;
 use super::tuning::{self, Arch};
 use crate::backend::Init;
@@ -85,7 +85,7 @@ pub(crate) fn large_sums(arch: &Arch) -> Vec<super::key::KernelKey> {
 /// The inclusive scan, or the exclusive one from `init`, of `src`.
 pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer> {
     let (n, size) = (src.len, src.ty().size());
-    let out = Buffer::new(gpu, n * size)?;
+    let out = Buffer::new(&gpu.mem, n * size)?;
     if n == 0 {
         return Ok(out);
     }
@@ -107,7 +107,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
     // The tile waits in shared memory.
     let smem = key.dynamic_smem(&[src.ty()]);
     let tiles = sh.tiles(n, vec);
-    gpu.launch_single_pass(&k, tiles, sh.block, smem, |s| ScanParams {
+    k.launch_single_pass(tiles, sh.block, smem, |s| ScanParams {
         out: out.ptr(),
         n: n as u64,
         init: init.unwrap_or(0),

@@ -7,8 +7,8 @@
 
 use super::gpu::Gpu;
 use super::key::{SearchKey, Template};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::{gather, merge, sort, tuning};
 use crate::error::{Error, Result};
 use crate::item::ScalarType;
@@ -69,12 +69,12 @@ pub(crate) fn search(
             return sorted_search(gpu, hay, needles, upper, idx);
         }
         // Ascending already: merged with the haystack as they are, each read once.
-        let ranks = Buffer::new(gpu, n * idx.size())?;
-        gpu.fill(&ranks, 4, 0, n * idx.size() / 4)?;
+        let ranks = Buffer::new(&gpu.mem, n * idx.size())?;
+        gpu.mem.fill(&ranks, 4, 0, n * idx.size() / 4)?;
         merge::rank(gpu, needles, hay, upper, &ranks, idx)?;
         return Ok(ranks);
     }
-    let out = Buffer::new(gpu, n * idx.size())?;
+    let out = Buffer::new(&gpu.mem, n * idx.size())?;
     if n == 0 {
         return Ok(out);
     }
@@ -117,9 +117,9 @@ fn sorted_search(
     let pos = s
         .values
         .ok_or_else(|| Error::Internal("a sort returned no values".into()))?;
-    let ranks = Buffer::new(gpu, n * idx.size())?;
+    let ranks = Buffer::new(&gpu.mem, n * idx.size())?;
     // A haystack that is not sorted may leave needles unranked: they read 0.
-    gpu.fill(&ranks, 4, 0, n * idx.size() / 4)?;
+    gpu.mem.fill(&ranks, 4, 0, n * idx.size() / 4)?;
     merge::rank(gpu, &Source::column(s.keys), hay, upper, &ranks, idx)?;
     gather::scatter(
         gpu,

@@ -2,8 +2,8 @@
 
 use super::gpu::Gpu;
 use super::key::{HeadFlagsKey, SegReduceKey, SegScanKey, Template, op_functor};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::reduce::reduce;
 use super::source;
 use super::tuning::{self, Arch};
@@ -132,7 +132,7 @@ fn reduce_key(arch: &Arch, size: usize, n: usize, op: Op, wide: bool, keys: bool
 /// The segmented scan of `src` with head flags `flags`.
 pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) -> Result<Buffer> {
     let (n, size) = (src.len, src.ty().size());
-    let out = Buffer::new(gpu, n * size)?;
+    let out = Buffer::new(&gpu.mem, n * size)?;
     if n == 0 {
         return Ok(out);
     }
@@ -152,7 +152,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
     };
     let k = gpu.kernel(key, &[(src, vec), (flags, vec)])?;
     let tiles = sh.tiles(n, vec);
-    gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegScanParams {
+    k.launch_single_pass(tiles, sh.block, 0, |s| SegScanParams {
         out: out.ptr(),
         n: n as u64,
         init: init.unwrap_or(0),
@@ -212,12 +212,12 @@ pub(crate) fn reduce_segments(
 ) -> Result<(Buffer, usize)> {
     let (n, size) = (src.len, src.ty().size());
     if let Some(segments) = known {
-        let out = Buffer::new(gpu, segments * size)?;
+        let out = Buffer::new(&gpu.mem, segments * size)?;
         launch_reduce(gpu, src, flags, op, None, &out, Ptr(0))?;
         return Ok((out, segments));
     }
     if n == 0 {
-        return Ok((Buffer::new(gpu, 0)?, 0));
+        return Ok((Buffer::new(&gpu.mem, 0)?, 0));
     }
     let room = LAZY_ROOM_BYTES / size;
     let cap = if src.as_column().is_some() || n <= room {
@@ -230,12 +230,12 @@ pub(crate) fn reduce_segments(
         }
         room
     };
-    let out = Buffer::new(gpu, cap * size)?;
-    let total = gpu.mailbox()?;
+    let out = Buffer::new(&gpu.mem, cap * size)?;
+    let total = gpu.mem.mailbox()?;
     launch_reduce(gpu, src, flags, op, None, &out, total.slot)?;
-    let segments = gpu.take_slot(total)? as usize;
+    let segments = gpu.mem.take_slot(total)? as usize;
     if segments <= cap {
-        return Ok((out.fit(gpu, segments * size)?, segments));
+        return Ok((out.fit(&gpu.mem, segments * size)?, segments));
     }
     drop(out);
     reduce_segments(gpu, src, flags, op, Some(segments))
@@ -254,12 +254,12 @@ pub(crate) fn reduce_by_key(
 ) -> Result<(Buffer, Buffer, usize)> {
     let n = values.len;
     let (ks, vs) = (keys.ty().size(), values.ty().size());
-    let out_keys = Buffer::new(gpu, n * ks)?;
-    let out = Buffer::new(gpu, n * vs)?;
+    let out_keys = Buffer::new(&gpu.mem, n * ks)?;
+    let out = Buffer::new(&gpu.mem, n * vs)?;
     if n == 0 {
         return Ok((out_keys, out, 0));
     }
-    let total = gpu.mailbox()?;
+    let total = gpu.mem.mailbox()?;
     launch_reduce(
         gpu,
         values,
@@ -269,10 +269,10 @@ pub(crate) fn reduce_by_key(
         &out,
         total.slot,
     )?;
-    let count = gpu.take_slot(total)? as usize;
+    let count = gpu.mem.take_slot(total)? as usize;
     Ok((
-        out_keys.fit(gpu, count * ks)?,
-        out.fit(gpu, count * vs)?,
+        out_keys.fit(&gpu.mem, count * ks)?,
+        out.fit(&gpu.mem, count * vs)?,
         count,
     ))
 }
@@ -307,7 +307,7 @@ fn launch_reduce(
     };
     let k = gpu.kernel(key, &[(src, vec), (flags, vec), (key_src, 1)])?;
     let tiles = sh.tiles(n, vec);
-    gpu.launch_single_pass(&k, tiles, sh.block, 0, |s| SegReduceParams {
+    k.launch_single_pass(tiles, sh.block, 0, |s| SegReduceParams {
         out: out.ptr(),
         keys: key_out,
         total,
@@ -324,7 +324,7 @@ fn launch_reduce(
 /// 1 where an element starts a run of equal elements (bitwise), else 0.
 pub(crate) fn head_flags(gpu: &Gpu, src: &Source) -> Result<Buffer> {
     let n = src.len;
-    let out = Buffer::new(gpu, n)?;
+    let out = Buffer::new(&gpu.mem, n)?;
     if n == 0 {
         return Ok(out);
     }

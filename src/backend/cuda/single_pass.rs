@@ -3,8 +3,6 @@
 //! they need no clearing between launches, and the partial results of one-wave reductions.
 
 use super::driver::DriverResult;
-use super::gpu::Gpu;
-use super::launch::{Bound, KernelParams};
 use super::mem::{Ptr, Raw};
 use super::tuning;
 use crate::error::{Error, Result};
@@ -42,7 +40,7 @@ pub(crate) enum Status {
     Sort,
 }
 
-/// What a single-pass launch gets from `Gpu::reserve`.
+/// What a single-pass launch gets from `StreamState::reserve`.
 pub(crate) struct PassSlots {
     pub counter: Ptr,
     pub base: u32,
@@ -69,6 +67,7 @@ struct Inner {
 
 /// Per-stream state of the single-pass kernels.
 pub(crate) struct StreamState {
+    stream: Arc<CudaStream>,
     counters: Raw,
     /// The cuts of a merge of one tile, [0, 2^62]: `merge_load` clamps a tile's end in `a` to
     /// what its inputs hold, so this pair stands for "all of `a`" at any length.
@@ -85,6 +84,7 @@ impl StreamState {
             epoch: 0,
         };
         Ok(StreamState {
+            stream: stream.clone(),
             counters: Raw::zeroed(stream, counter::WORDS * 4)?,
             whole_cut: Raw::Device(
                 stream
@@ -100,28 +100,26 @@ impl StreamState {
             }),
         })
     }
-}
 
-impl Gpu {
     /// The stream's buffer of PARTIAL_BYTES for per-block partial results.
     pub fn partials(&self) -> Ptr {
-        self.passes.partials.ptr(&self.stream)
+        self.partials.ptr(&self.stream)
     }
 
     /// The stream's tally of TALLY_BYTES: counts that kernels add into and whose last block
     /// zeroes again.
     pub fn tally(&self) -> Ptr {
-        self.passes.tally.ptr(&self.stream)
+        self.tally.ptr(&self.stream)
     }
 
     /// The cuts of a merge of one tile (`StreamState::whole_cut`).
     pub fn whole_cut(&self) -> Ptr {
-        self.passes.whole_cut.ptr(&self.stream)
+        self.whole_cut.ptr(&self.stream)
     }
 
     /// The address of counter word `i`.
     pub fn counter(&self, i: usize) -> Ptr {
-        self.passes.counters.ptr(&self.stream).add(4 * i)
+        self.counters.ptr(&self.stream).add(4 * i)
     }
 
     /// Reserves what a single-pass launch of `tiles` tiles needs: its slice of the tile counter,
@@ -136,7 +134,6 @@ impl Gpu {
         launch: impl FnOnce(&PassSlots) -> Result<()>,
     ) -> Result<()> {
         let mut guard = self
-            .passes
             .inner
             .lock()
             .map_err(|_| Error::Internal("stream state lock poisoned".into()))?;
@@ -181,31 +178,5 @@ impl Gpu {
         launch(&slots)?;
         st.counter_base = st.counter_base.wrapping_add(tiles as u32);
         Ok(())
-    }
-
-    /// Launches a single-pass kernel over scan slots: `tiles` blocks of `block` threads with
-    /// `smem` bytes of dynamic shared memory each, its parameters made by `params` from the
-    /// reservation.
-    pub fn launch_single_pass<P: KernelParams>(
-        &self,
-        kernel: &Bound<'_, P>,
-        tiles: u64,
-        block: u32,
-        smem: u32,
-        params: impl FnOnce(&PassSlots) -> P,
-    ) -> Result<()> {
-        if tiles == 0 {
-            return Ok(());
-        }
-        if tiles > u32::MAX as u64 {
-            return Err(Error::InvalidArgument(format!(
-                "{tiles} tiles are more than a single-pass launch numbers"
-            )));
-        }
-        // An aggregate slot and an inclusive-prefix slot a tile.
-        let status = 2 * tiles as usize * tuning::SLOT_BYTES;
-        self.reserve(Status::Scan, tiles, status, |s| {
-            kernel.launch(tiles, block, smem, &params(s))
-        })
     }
 }

@@ -6,8 +6,8 @@
 use super::bounds::index_error;
 use super::gpu::Gpu;
 use super::key::{SortHistKey, SortPassKey, SortTileKey, Template};
-use super::launch::kernel_params;
 use super::mem::{Buffer, Ptr};
+use super::params::kernel_params;
 use super::single_pass::{Status, counter};
 use super::tuning;
 use crate::error::{Error, Result};
@@ -190,7 +190,7 @@ impl Sorted {
     /// Waits for the stream; `Error::IndexOutOfBounds` for the first key at or above
     /// `check_len`.
     pub fn check(&self, gpu: &Gpu) -> Result<()> {
-        let w = gpu.read_u64(self.err)?;
+        let w = gpu.mem.read_u64(self.err)?;
         if w == 0 {
             return Ok(());
         }
@@ -256,18 +256,18 @@ fn sort_unchecked(
         return sort_tile(gpu, keys, values, pk, lo, passes, check_len);
     }
     let smem = pk.dynamic_smem(&[kty, vty.unwrap_or(kty)]);
-    let ka = Buffer::new(gpu, n * ks)?;
-    let kb = Buffer::new(gpu, if passes > 1 { n * ks } else { 0 })?;
-    let va = Buffer::new(gpu, n * vsize)?;
-    let vb = Buffer::new(gpu, if passes > 1 { n * vsize } else { 0 })?;
+    let ka = Buffer::new(&gpu.mem, n * ks)?;
+    let kb = Buffer::new(&gpu.mem, if passes > 1 { n * ks } else { 0 })?;
+    let va = Buffer::new(&gpu.mem, n * vsize)?;
+    let vb = Buffer::new(&gpu.mem, if passes > 1 { n * vsize } else { 0 })?;
     // Temporaries, zeroed at once: histograms, plan, the error word. The passes' look-back
     // words are the stream's (`Status::Sort`), tagged by launch, so they need no clearing.
     let hist_bytes = MAX_PASSES * RADIX * 8;
-    let tmp = Buffer::new(gpu, hist_bytes + PLAN_BYTES + 8)?;
+    let tmp = Buffer::new(&gpu.mem, hist_bytes + PLAN_BYTES + 8)?;
     let hist = tmp.ptr();
     let plan = hist.add(hist_bytes);
     let err = plan.add(PLAN_BYTES);
-    gpu.fill(&tmp, 1, 0, hist_bytes + PLAN_BYTES + 8)?;
+    gpu.mem.fill(&tmp, 1, 0, hist_bytes + PLAN_BYTES + 8)?;
     if n > 0 {
         let block = tuning::FLAT_BLOCK;
         // Sorts that check no bounds get an instance without the check's code.
@@ -286,7 +286,7 @@ fn sort_unchecked(
             &SortHistParams {
                 n: n as u64,
                 hist,
-                done: gpu.counter(counter::DONE),
+                done: gpu.passes.counter(counter::DONE),
                 plan,
                 check_len,
                 err,
@@ -299,23 +299,24 @@ fn sort_unchecked(
         let k = gpu.kernel(pk, &[(keys, 1), (vsrc, 1)])?;
         // At least one launch: where no pass runs, the first copies the keys through.
         for pass in 0..passes.max(1) {
-            gpu.reserve(Status::Sort, tiles, tiles as usize * RADIX * 8, |s| {
-                let p = SortPassParams {
-                    ka: ka.ptr(),
-                    kb: kb.ptr(),
-                    va: va.ptr(),
-                    vb: vb.ptr(),
-                    n: n as u64,
-                    plan,
-                    status: s.status,
-                    counter: s.counter,
-                    lo,
-                    pass,
-                    epoch: s.epoch,
-                    base: s.base,
-                };
-                k.launch(tiles, pk.block, smem, &p)
-            })?;
+            gpu.passes
+                .reserve(Status::Sort, tiles, tiles as usize * RADIX * 8, |s| {
+                    let p = SortPassParams {
+                        ka: ka.ptr(),
+                        kb: kb.ptr(),
+                        va: va.ptr(),
+                        vb: vb.ptr(),
+                        n: n as u64,
+                        plan,
+                        status: s.status,
+                        counter: s.counter,
+                        lo,
+                        pass,
+                        epoch: s.epoch,
+                        base: s.base,
+                    };
+                    k.launch(tiles, pk.block, smem, &p)
+                })?;
         }
     }
     Ok(Sorted {
@@ -356,10 +357,10 @@ fn sort_tile(
     let (n, kty) = (keys.len, keys.ty());
     let vty = values.map(|v| v.ty());
     let vsize = vty.map_or(0, |v| v.size());
-    let ka = Buffer::new(gpu, n * kty.size())?;
-    let va = Buffer::new(gpu, n * vsize)?;
+    let ka = Buffer::new(&gpu.mem, n * kty.size())?;
+    let va = Buffer::new(&gpu.mem, n * vsize)?;
     // The error word, written by the kernel.
-    let tmp = Buffer::new(gpu, 8)?;
+    let tmp = Buffer::new(&gpu.mem, 8)?;
     let err = tmp.ptr();
     // Without values the keys stand in for them (never read).
     let vsrc = values.unwrap_or(keys);

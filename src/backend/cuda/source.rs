@@ -9,8 +9,7 @@
 //! them in device memory instead (`pp`, one word: a buffer written before the launch and
 //! freed on the stream after it), so any closure runs, however long.
 
-use super::gpu::Gpu;
-use super::mem::{Buffer, Ptr, column_ptr};
+use super::mem::{Buffer, Memory, Ptr, column_ptr};
 use crate::error::{Error, Result};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::{Graph, Kind};
@@ -217,7 +216,7 @@ fn spills(src: &Source) -> bool {
 
 /// The argument words of `src`, and the buffer of its constants where they spill (to be
 /// dropped once the launch is queued: it is freed on the stream, after the kernel).
-pub(crate) fn args(gpu: &Gpu, src: &Source) -> Result<(SourceArgs, Option<Buffer>)> {
+pub(crate) fn args(mem: &Memory, src: &Source) -> Result<(SourceArgs, Option<Buffer>)> {
     let cols = src.columns.len();
     if cols >= MAX_WORDS {
         return Err(Error::InvalidArgument(format!(
@@ -235,8 +234,8 @@ pub(crate) fn args(gpu: &Gpu, src: &Source) -> Result<(SourceArgs, Option<Buffer
         return Ok((SourceArgs { words }, None));
     }
     let bytes: Vec<u8> = src.params.iter().flat_map(|p| p.to_le_bytes()).collect();
-    let buf = Buffer::new(gpu, bytes.len())?;
-    gpu.write(&buf, &bytes)?;
+    let buf = Buffer::new(mem, bytes.len())?;
+    mem.write(&buf, &bytes)?;
     words[cols] = buf.ptr().0;
     Ok((SourceArgs { words }, Some(buf)))
 }
