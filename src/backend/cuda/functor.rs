@@ -10,16 +10,50 @@ use std::fmt::Write;
 /// The functor `ds_F` of a combiner (see `kernels/assoc.cu` for what it provides).
 pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let k = c.types.len();
-    let ct = |j: usize| ctype(c.types[j]);
-    let st = |j: usize| c.types[j].cuda_name();
     let mut s = String::from("struct ds_F {\n  struct V {");
     for j in 0..k {
-        let _ = write!(s, " {} c{j};", ct(j));
+        let _ = write!(s, " {} c{j};", ctype(c.types[j]));
     }
     let _ = writeln!(s, " }};");
     let _ = writeln!(s, "  static constexpr int K = {k};");
     let _ = writeln!(s, "  static constexpr int NP = {};", c.params);
     let _ = writeln!(s, "  u64 p[{}];", c.params.max(1));
+    let computed = print_combination(&mut s, c);
+    let _ = writeln!(s, "  static DS_DEV V canon(const V& v) {{\n    V r = v;");
+    for j in 0..k {
+        if computed && c.types[j].is_float() {
+            let _ = writeln!(s, "    r.c{j} = ds::canon(r.c{j});");
+        }
+    }
+    let _ = writeln!(s, "    return r;\n  }}");
+    let head = if c.segmented {
+        format!("x.c{} != 0", k - 1)
+    } else {
+        "false".into()
+    };
+    let _ = writeln!(
+        s,
+        "  static DS_DEV bool head(const V& x) {{ return {head}; }}"
+    );
+    let (tparams, args) = component_sources(k);
+    print_reads(&mut s, k, &tparams, &args);
+    print_tile(&mut s, c, &tparams, &args);
+    print_words(&mut s, c);
+    s
+}
+
+/// `template <class S0, ...>` parameters and `const S0& s0, ...` arguments: one source a
+/// component.
+fn component_sources(k: usize) -> (String, String) {
+    let tparams: Vec<String> = (0..k).map(|j| format!("class S{j}")).collect();
+    let args: Vec<String> = (0..k).map(|j| format!("const S{j}& s{j}")).collect();
+    (tparams.join(", "), args.join(", "))
+}
+
+/// `operator()` and `raw`, the combination as the expression printer writes it; returns
+/// whether every float component is computed (then `canon` makes them canonical).
+fn print_combination(s: &mut String, c: &CombinerShape) -> bool {
+    let k = c.types.len();
     // Whether every float component of a combination is computed (none passed through,
     // `graph::passes`: an operand, a constant, or a `Select` among such values): then `raw`,
     // the combination with no NaN made canonical, and `canon` of its result give the bits of
@@ -41,7 +75,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     };
     for &(name, canon) in bodies {
         let _ = writeln!(s, "  DS_DEV V {name}(const V& a, const V& b) const {{");
-        print_nodes(&mut s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
+        print_nodes(s, &c.nodes, c.outs[0], "    ", |n| match n.kind {
             Kind::Arg(j) if (j as usize) < k => format!("a.c{j}"),
             Kind::Arg(j) => format!("b.c{}", j as usize - k),
             Kind::Param(i) => format!("ds::from_bits<{}>(p[{i}])", ctype(n.ty)),
@@ -63,29 +97,14 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
             "  DS_DEV V raw(const V& a, const V& b) const {{ return (*this)(a, b); }}"
         );
     }
-    let _ = writeln!(s, "  static DS_DEV V canon(const V& v) {{\n    V r = v;");
-    for j in 0..k {
-        if computed && c.types[j].is_float() {
-            let _ = writeln!(s, "    r.c{j} = ds::canon(r.c{j});");
-        }
-    }
-    let _ = writeln!(s, "    return r;\n  }}");
-    let head = if c.segmented {
-        format!("x.c{} != 0", k - 1)
-    } else {
-        "false".into()
-    };
+    computed
+}
+
+/// `at` and `vec`: an item, or `N` items, read from the component sources.
+fn print_reads(s: &mut String, k: usize, tparams: &str, args: &str) {
     let _ = writeln!(
         s,
-        "  static DS_DEV bool head(const V& x) {{ return {head}; }}"
-    );
-    let tparams: Vec<String> = (0..k).map(|j| format!("class S{j}")).collect();
-    let args: Vec<String> = (0..k).map(|j| format!("const S{j}& s{j}")).collect();
-    let _ = writeln!(
-        s,
-        "  template <{}> static DS_DEV V at(u64 i, {}) {{\n    V v;",
-        tparams.join(", "),
-        args.join(", ")
+        "  template <{tparams}> static DS_DEV V at(u64 i, {args}) {{\n    V v;"
     );
     for j in 0..k {
         let _ = writeln!(s, "    v.c{j} = ds::to_c<typename S{j}::T>(s{j}.at(i));");
@@ -94,9 +113,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     // `vec`: component j from its source, or (bit j of OWN) from component 0's elements.
     let _ = writeln!(
         s,
-        "  template <int N, u32 OWN = 0, {}> static DS_DEV void vec(u64 i, V (&v)[N], {}) {{",
-        tparams.join(", "),
-        args.join(", ")
+        "  template <int N, u32 OWN = 0, {tparams}> static DS_DEV void vec(u64 i, V (&v)[N], {args}) {{"
     );
     for j in 0..k {
         let load = format!("s{j}.template vec<N>(i, t{j});");
@@ -116,9 +133,14 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         );
     }
     let _ = writeln!(s, "  }}");
-    // The single-pass scan's tile in shared memory: column j at TILE x (bytes of the columns
-    // before it), in the staging layout of block/load.cuh.
-    let offsets: Vec<usize> = (0..k)
+}
+
+/// The single-pass scan's tile in shared memory: `stage`, `stage_wait`, `staged` and
+/// `store_round`, column j at TILE x (bytes of the columns before it), in the staging layout
+/// of block/load.cuh.
+fn print_tile(s: &mut String, c: &CombinerShape, tparams: &str, args: &str) {
+    let st = |j: usize| c.types[j].cuda_name();
+    let offsets: Vec<usize> = (0..c.types.len())
         .scan(0, |o, j| {
             let at = *o;
             *o += c.types[j].size();
@@ -129,12 +151,10 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     let tile_fn = |s: &mut String, name: &str, params: &str| {
         let _ = writeln!(
             s,
-            "  template <int BLOCK, int R, int VEC, {}> static DS_DEV void {name}({params}, {}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;",
-            tparams.join(", "),
-            args.join(", ")
+            "  template <int BLOCK, int R, int VEC, {tparams}> static DS_DEV void {name}({params}, {args}) {{\n    constexpr u64 TILE = (u64)BLOCK * R * VEC;"
         );
     };
-    tile_fn(&mut s, "stage", "u64 n, u64 tb, unsigned char* m");
+    tile_fn(s, "stage", "u64 n, u64 tb, unsigned char* m");
     for (j, o) in offsets.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -144,7 +164,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     }
     let _ = writeln!(s, "  }}");
     // Waits for the copies; components staged as their one column are computed in place.
-    tile_fn(&mut s, "stage_wait", "u64 tb, unsigned char* m");
+    tile_fn(s, "stage_wait", "u64 tb, unsigned char* m");
     for (j, o) in offsets.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -177,6 +197,13 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         );
     }
     let _ = writeln!(s, "  }}");
+}
+
+/// `from_words` and `to_words`: an item as look-back words, a component a word; then the
+/// struct's end.
+fn print_words(s: &mut String, c: &CombinerShape) {
+    let k = c.types.len();
+    let ct = |j: usize| ctype(c.types[j]);
     let _ = writeln!(s, "  static DS_DEV V from_words(const u64* w) {{\n    V v;");
     for j in 0..k {
         let _ = writeln!(s, "    v.c{j} = ds::from_bits<{}>(w[{j}]);", ct(j));
@@ -187,5 +214,4 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
         let _ = writeln!(s, "    w[{j}] = ds::to_bits<{}>(v.c{j});", ct(j));
     }
     let _ = writeln!(s, "  }}\n}};");
-    s
 }

@@ -283,6 +283,111 @@ pub(crate) fn cpp_name(key: &SourceKey, k: usize) -> String {
     }
 }
 
+/// What a lazy source's expression reads: its columns (by type), which of them are read at
+/// the row, its head-flag nodes, its random leaves, and how its constants are passed.
+struct Leaves<'a> {
+    g: &'a Graph,
+    cols: Vec<ScalarType>,
+    /// The columns read at the row (loaded by `at` and `vec` and passed to `f`); the others
+    /// are read by index inside `f`.
+    row_cols: Vec<(usize, ScalarType)>,
+    /// Head-flag nodes: (their column node, its column, their first-row parameter).
+    heads: Vec<(u32, u32, u32)>,
+    /// Random leaves: (their node, its type).
+    randoms: Vec<(usize, ScalarType)>,
+    /// How many constants the expression reads.
+    params: usize,
+    /// Whether the constants are in device memory (`pp`) rather than members.
+    spill: bool,
+}
+
+impl<'a> Leaves<'a> {
+    fn of(g: &'a Graph, spill: bool) -> Leaves<'a> {
+        let mut cols: Vec<ScalarType> = Vec::new();
+        for n in &g.nodes {
+            if let Kind::Column(i) | Kind::At(i, ..) = n.kind {
+                if cols.len() <= i as usize {
+                    cols.resize(i as usize + 1, n.ty);
+                }
+                cols[i as usize] = n.ty;
+            }
+        }
+        let by_row = read_by_row(g, cols.len());
+        let row_cols = cols
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(i, _)| by_row[i])
+            .collect();
+        let heads = g
+            .nodes
+            .iter()
+            .filter_map(|n| match n.kind {
+                Kind::Head(c, p) => match g.nodes[c as usize].kind {
+                    Kind::Column(col) => Some((c, col, p)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let randoms = g
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(n.kind, Kind::Random(..)))
+            .map(|(j, n)| (j, n.ty))
+            .collect();
+        let params = g
+            .nodes
+            .iter()
+            .flat_map(|n| match n.kind {
+                Kind::Param(k) | Kind::Head(_, k) | Kind::At(_, _, k) => vec![k as usize + 1],
+                Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
+                _ => vec![],
+            })
+            .max()
+            .unwrap_or(0);
+        Leaves {
+            g,
+            cols,
+            row_cols,
+            heads,
+            randoms,
+            params,
+            spill,
+        }
+    }
+
+    /// Constant i: a member, or a word of the buffer.
+    fn param(&self, i: u32) -> String {
+        if self.spill {
+            format!("ds::ld_param(pp + {i})")
+        } else {
+            format!("p{i}")
+        }
+    }
+
+    /// A random leaf's element type, generator code, and seed and offset constants.
+    fn random_call(&self, j: usize) -> (&'static str, u32, u32, u32) {
+        match self.g.nodes[j].kind {
+            Kind::Random(r, sd, o) => (self.g.nodes[j].ty.cuda_name(), r.code(), sd, o),
+            _ => ("u32", 0, 0, 0),
+        }
+    }
+
+    /// Whether column c has an element before row i where a head reads it (any head's: a head
+    /// whose own first row i is flags 1 whatever it reads).
+    fn has_before(&self, c: u32) -> String {
+        let firsts: Vec<String> = self
+            .heads
+            .iter()
+            .filter(|h| h.1 == c)
+            .map(|&(_, _, p)| format!("i + {} > 0", self.param(p)))
+            .collect();
+        format!("({})", firsts.join(" || "))
+    }
+}
+
 /// The struct of a lazy source `k` (nothing for a stored column).
 ///
 /// `f` computes the expression from what its leaves read at the row: each column's element
@@ -293,58 +398,7 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         return String::new();
     };
     let g = &*shape.graph;
-    let mut cols: Vec<ScalarType> = Vec::new();
-    for n in &g.nodes {
-        if let Kind::Column(i) | Kind::At(i, ..) = n.kind {
-            if cols.len() <= i as usize {
-                cols.resize(i as usize + 1, n.ty);
-            }
-            cols[i as usize] = n.ty;
-        }
-    }
-    // The columns read at the row (loaded by `at` and `vec` and passed to `f`); the others
-    // are read by index inside `f`.
-    let by_row = read_by_row(g, cols.len());
-    let row_cols: Vec<(usize, ScalarType)> = cols
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|&(i, _)| by_row[i])
-        .collect();
-    // Head-flag nodes: (their column node, its column, their first-row parameter).
-    let heads: Vec<(u32, u32, u32)> = g
-        .nodes
-        .iter()
-        .filter_map(|n| match n.kind {
-            Kind::Head(c, p) => match g.nodes[c as usize].kind {
-                Kind::Column(col) => Some((c, col, p)),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    // Random leaves: (their node, its type).
-    let randoms: Vec<(usize, ScalarType)> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| matches!(n.kind, Kind::Random(..)))
-        .map(|(j, n)| (j, n.ty))
-        .collect();
-    let random_call = |j: usize| match g.nodes[j].kind {
-        Kind::Random(r, sd, o) => (g.nodes[j].ty.cuda_name(), r.code(), sd, o),
-        _ => ("u32", 0, 0, 0),
-    };
-    let params = g
-        .nodes
-        .iter()
-        .flat_map(|n| match n.kind {
-            Kind::Param(k) | Kind::Head(_, k) | Kind::At(_, _, k) => vec![k as usize + 1],
-            Kind::Random(_, sd, o) => vec![sd as usize + 1, o as usize + 1],
-            _ => vec![],
-        })
-        .max()
-        .unwrap_or(0);
+    let l = Leaves::of(g, key.spill);
     let t = key.ty.cuda_name();
     let mut s = String::new();
     let _ = writeln!(s, "struct S{k} {{");
@@ -353,29 +407,53 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     let one = one_column(g, key.ty);
     let _ = writeln!(s, "  static constexpr bool ONE = {one};");
     if one {
-        let _ = writeln!(s, "  typedef {} L;", cols[0].cuda_name());
+        let _ = writeln!(s, "  typedef {} L;", l.cols[0].cuda_name());
     }
-    let _ = writeln!(s, "  static constexpr bool READS = {};", !cols.is_empty());
+    let _ = writeln!(s, "  static constexpr bool READS = {};", !l.cols.is_empty());
     let _ = writeln!(s, "  static constexpr int AVEC = {};", key.avec);
-    for (i, ty) in cols.iter().enumerate() {
+    for (i, ty) in l.cols.iter().enumerate() {
         let _ = writeln!(s, "  const {}* __restrict__ c{i};", ty.cuda_name());
     }
     if key.spill {
         let _ = writeln!(s, "  const u64* __restrict__ pp;");
     } else {
-        for i in 0..params {
+        for i in 0..l.params {
             let _ = writeln!(s, "  u64 p{i};");
         }
     }
-    // Constant i: a member, or a word of the buffer.
-    let param = |i: u32| {
-        if key.spill {
-            format!("ds::ld_param(pp + {i})")
-        } else {
-            format!("p{i}")
+    print_element_fn(&mut s, &l);
+    print_at(&mut s, &l);
+    let body = vec_body(&l);
+    print_vec(&mut s, &l, &key.shifted, &body);
+    // A source of one column can be computed from that column's elements, read by the caller
+    // (compaction computes flags from the values it staged): `vec_from` takes them and the
+    // column's element before row i (`before(i)`, read where PREV).
+    if l.cols.len() == 1 && !gathers(g) {
+        let x = l.cols[0].cuda_name();
+        let _ = writeln!(s, "  static constexpr bool PREV = {};", !l.heads.is_empty());
+        if !l.heads.is_empty() {
+            let _ = writeln!(
+                s,
+                "  DS_DEV {x} before(u64 i) const {{ return {} ? c0[i - 1] : c0[i]; }}",
+                l.has_before(0)
+            );
         }
-    };
-    let mut args: Vec<String> = row_cols
+        let _ = writeln!(
+            s,
+            "  template <int VEC>\n  DS_DEV void vec_from(u64 i, const {x} (&a0)[VEC], const {x} prev0, T (&v)[VEC]) const {{"
+        );
+        s.push_str(&body);
+        let _ = writeln!(s, "  }}");
+    }
+    let _ = writeln!(s, "}};");
+    s
+}
+
+/// The element function `f`, from what the leaves read at the row.
+fn print_element_fn(s: &mut String, l: &Leaves) {
+    let (g, cols, heads, randoms) = (l.g, &l.cols, &l.heads, &l.randoms);
+    let mut args: Vec<String> = l
+        .row_cols
         .iter()
         .map(|(i, ty)| format!("const {} a{i}", ty.cuda_name()))
         .collect();
@@ -389,21 +467,21 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     // The element function: outlined in the quick form where its code is heavy.
     let inline = if g.heavy() { "DS_OUTLINE" } else { "DS_DEV" };
     let _ = writeln!(s, "  {inline} T f({}) const {{", args.join(", "));
-    let out = print_nodes(&mut s, &g.nodes, g.out, "    ", |n| match n.kind {
+    let out = print_nodes(s, &g.nodes, g.out, "    ", |n| match n.kind {
         Kind::Column(i) => format!("ds::to_c<{}>(a{i})", n.ty.cuda_name()),
-        Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), param(i)),
+        Kind::Param(i) => format!("ds::from_bits<{}>({})", ctype(n.ty), l.param(i)),
         Kind::Index => "row".into(),
         Kind::At(c, i, p) => format!(
             "ds::to_c<{}>(c{c}[ds::clamp_row(v{i}, {})])",
             n.ty.cuda_name(),
-            param(p)
+            l.param(p)
         ),
         Kind::Head(c, p) => {
             let h = heads.iter().position(|x| (x.0, x.2) == (c, p)).unwrap_or(0);
             let col = heads.get(h).map_or(0, |x| x.1);
             format!(
                 "(u8)((row + {} == 0 || !ds::same_bits(a{col}, h{h})) ? 1 : 0)",
-                param(p)
+                l.param(p)
             )
         }
         Kind::Random(..) => {
@@ -419,27 +497,20 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
     } else {
         let _ = writeln!(s, "    return ds::store_passed<T>({out});\n  }}");
     }
-    // Column c's element before row i, where a head reads it (any head's: a head whose own
-    // first row i is flags 1 whatever it reads).
-    let has_before = |c: u32| {
-        let firsts: Vec<String> = heads
-            .iter()
-            .filter(|h| h.1 == c)
-            .map(|&(_, _, p)| format!("i + {} > 0", param(p)))
-            .collect();
-        format!("({})", firsts.join(" || "))
-    };
-    // at: what the leaves read at i.
-    let mut at: Vec<String> = row_cols.iter().map(|(i, _)| format!("c{i}[i]")).collect();
-    for &(_, c, _) in &heads {
-        at.push(format!("({} ? c{c}[i - 1] : c{c}[i])", has_before(c)));
+}
+
+/// `at`: what the leaves read at row i, and `f` of it.
+fn print_at(s: &mut String, l: &Leaves) {
+    let mut at: Vec<String> = l.row_cols.iter().map(|(i, _)| format!("c{i}[i]")).collect();
+    for &(_, c, _) in &l.heads {
+        at.push(format!("({} ? c{c}[i - 1] : c{c}[i])", l.has_before(c)));
     }
-    for &(j, _) in &randoms {
-        let (ty, code, sd, o) = random_call(j);
+    for &(j, _) in &l.randoms {
+        let (ty, code, sd, o) = l.random_call(j);
         at.push(format!(
             "ds::random_at<{ty}, {code}>({}, i + {})",
-            param(sd),
-            param(o)
+            l.param(sd),
+            l.param(o)
         ));
     }
     at.push("i".into());
@@ -448,31 +519,35 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         "  DS_DEV T at(u64 i) const {{ return f({}); }}",
         at.join(", ")
     );
-    // The body of `vec` and `vec_from` once the columns' elements are in `a0`, ...: the
-    // heads' elements before them (`h0[0]` is `prev`), the random leaves', and `f` of each.
+}
+
+/// The body of `vec` and `vec_from` once the columns' elements are in `a0`, ...: the heads'
+/// elements before them (`h0[0]` is `prev`), the random leaves', and `f` of each.
+fn vec_body(l: &Leaves) -> String {
     let mut body = String::new();
-    for (h, &(_, c, _)) in heads.iter().enumerate() {
-        let x = cols[c as usize].cuda_name();
+    for (h, &(_, c, _)) in l.heads.iter().enumerate() {
+        let x = l.cols[c as usize].cuda_name();
         let _ = writeln!(
             body,
             "      {x} h{h}[VEC];\n      h{h}[0] = prev{c};\n#pragma unroll\n      for (int j = 1; j < VEC; ++j) h{h}[j] = a{c}[j - 1];"
         );
     }
-    for (q, &(j, ty)) in randoms.iter().enumerate() {
-        let (name, code, sd, o) = random_call(j);
+    for (q, &(j, ty)) in l.randoms.iter().enumerate() {
+        let (name, code, sd, o) = l.random_call(j);
         let _ = writeln!(
             body,
             "      {} r{q}[VEC];\n      ds::random_vec<{name}, {code}, VEC>({}, i + {}, r{q});",
             ctype(ty),
-            param(sd),
-            param(o)
+            l.param(sd),
+            l.param(o)
         );
     }
-    let vals: Vec<String> = row_cols
+    let vals: Vec<String> = l
+        .row_cols
         .iter()
         .map(|(i, _)| format!("a{i}[j]"))
-        .chain((0..heads.len()).map(|h| format!("h{h}[j]")))
-        .chain((0..randoms.len()).map(|q| format!("r{q}[j]")))
+        .chain((0..l.heads.len()).map(|h| format!("h{h}[j]")))
+        .chain((0..l.randoms.len()).map(|q| format!("r{q}[j]")))
         .chain(["i + j".to_string()])
         .collect();
     let _ = writeln!(
@@ -480,14 +555,20 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
         "#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = f({});",
         vals.join(", ")
     );
+    body
+}
+
+/// `vec`: `VEC` items from row i, by vector loads of the columns read at the row where they
+/// are aligned to it (a shifted column from its base's loads), else one `at` an item.
+fn print_vec(s: &mut String, l: &Leaves, shifted: &[Shift], body: &str) {
     let _ = writeln!(
         s,
         "  template <int VEC> DS_DEV void vec(u64 i, T (&v)[VEC]) const {{"
     );
     let _ = writeln!(s, "    if constexpr (AVEC != 0 && AVEC % VEC == 0) {{");
-    for &(i, ty) in &row_cols {
+    for &(i, ty) in &l.row_cols {
         let x = ty.cuda_name();
-        match key.shifted.iter().find(|h| h.col == i as u32) {
+        match shifted.iter().find(|h| h.col == i as u32) {
             Some(&Shift { base, d, .. }) => {
                 let _ = writeln!(
                     s,
@@ -502,44 +583,22 @@ pub(crate) fn cpp_struct(key: &SourceKey, k: usize) -> String {
             }
         }
     }
-    let mut prevs: Vec<u32> = heads.iter().map(|h| h.1).collect();
+    let mut prevs: Vec<u32> = l.heads.iter().map(|h| h.1).collect();
     prevs.sort_unstable();
     prevs.dedup();
     for &c in &prevs {
-        let x = cols[c as usize].cuda_name();
+        let x = l.cols[c as usize].cuda_name();
         let _ = writeln!(
             s,
             "      const {x} prev{c} = {} ? c{c}[i - 1] : a{c}[0];",
-            has_before(c)
+            l.has_before(c)
         );
     }
-    s.push_str(&body);
+    s.push_str(body);
     let _ = writeln!(
         s,
         "    }} else {{\n#pragma unroll\n      for (int j = 0; j < VEC; ++j) v[j] = at(i + j);\n    }}\n  }}"
     );
-    // A source of one column can be computed from that column's elements, read by the caller
-    // (compaction computes flags from the values it staged): `vec_from` takes them and the
-    // column's element before row i (`before(i)`, read where PREV).
-    if cols.len() == 1 && !gathers(g) {
-        let x = cols[0].cuda_name();
-        let _ = writeln!(s, "  static constexpr bool PREV = {};", !heads.is_empty());
-        if !heads.is_empty() {
-            let _ = writeln!(
-                s,
-                "  DS_DEV {x} before(u64 i) const {{ return {} ? c0[i - 1] : c0[i]; }}",
-                has_before(0)
-            );
-        }
-        let _ = writeln!(
-            s,
-            "  template <int VEC>\n  DS_DEV void vec_from(u64 i, const {x} (&a0)[VEC], const {x} prev0, T (&v)[VEC]) const {{"
-        );
-        s.push_str(&body);
-        let _ = writeln!(s, "  }}");
-    }
-    let _ = writeln!(s, "}};");
-    s
 }
 
 #[cfg(test)]
