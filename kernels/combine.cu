@@ -19,7 +19,7 @@ namespace ds {
 // item, r * VEC + j, in `heads` where a run starts (and in `lasts` where one ends), rather
 // than as (value, flag) pairs with the indices: so it stays in registers through the scan
 // (measured faster here; the segmented scans, which hold nothing else, are faster with pairs,
-// docs/performance.md run 21).
+// docs/tuning.md, Scatter-combine).
 template <int R, int VEC> DS_DEV u32 item_bit(int r, int j) {
   static_assert(R * VEC <= 32, "a tile's flags fit one word a thread");
   return 1u << (r * VEC + j);
@@ -99,7 +99,7 @@ DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
   // out[slot] = run op bases[slot]. Its slot is read again (keeping the tile's indices in
   // registers through the scan spilled), all of the thread's at once, then the base values,
   // all at once: reading base values from `out` (a write then a read, item after item) took
-  // four times as long as the whole scan (run 22).
+  // four times as long as the whole scan.
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     V p = a[r];

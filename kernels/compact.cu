@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   // prefix (the look-back) is resolved only after the moves, when a thread holds nothing but
   // the tile's count. Looked back here, with every thread's counts, flags and values held
   // through it, find_repeats' instance spilled 20 bytes a thread and copy_if_f32 ran 7% slower
-  // at 2^28 (H100, 2026-11-27, run 229).
+  // at 2^28 (H100, 2026-11-27).
   Slot* status = (Slot*)p.status;
   tile_scan_with<BLOCK, R, false>(a, f, (K)0, [&](K total) {
     if (lane_id() == 0) tile_publish(status, p.tiles, tile, p.epoch, total);
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(BLOCK, MINB)
   __shared__ K tile_prefix_s;
   if (threadIdx.x < WARP) {
     // (The count copied: passed as a reference to shared memory, ptxas read it there after
-    // the look-back, other code that ran 1% slower for copy_if_f32 at 2^28, H100 run 237.)
+    // the look-back, other code that ran 1% slower for copy_if_f32 at 2^28 on an H100.)
     const K pre = tile_lookback(status, p.tiles, tile, p.epoch, (K)tile_kept, (K)0, f, (K)0);
     if (threadIdx.x == 0) {
       tile_prefix_s = pre;

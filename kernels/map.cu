@@ -23,7 +23,7 @@ DS_DEV void map_tiles(const S& s, typename S::T* __restrict__ out, u64 n) {
 
 // The launch gives every tile its own block (as CUB's transform does): measured on an H200,
 // that beat one wave of blocks striding over the tiles with the next tile's loads issued
-// early, and bulk copies through shared memory (docs/performance.md, run 20). The loop
+// early, and bulk copies through shared memory (docs/tuning.md, Map). The loop
 // strides only where a grid cannot hold all tiles.
 template <class S, int BLOCK, int VEC, int R>
 __global__ void __launch_bounds__(BLOCK) ds_map(const S s, const MapParams p) {

@@ -42,7 +42,7 @@ template <class Op, class C> struct SegCombine {
 // floats, each fixed by the data. Such a tile publishes its inclusive prefix, which absorbs,
 // as its aggregate: a successor that looks back past it then finds that value whichever slot
 // it reads first, so runs stay reproducible.) 1024 elements, measured on an
-// H100 (2026-11-22, run 50; heads every 1000, docs/performance.md): 0.848 ms for 2^28 i32
+// H100 (2026-11-22; heads every 1000, docs/performance.md): 0.848 ms for 2^28 i32
 // against 0.919 looking back only; 512 (half the tiles then look back) 0.863; 2048 1.11.
 constexpr int SEG_TAIL = 1024;
 

@@ -105,9 +105,9 @@ DS_DEV u32 shared_address(const void* p) {
 // at p to shared memory at s, both aligned to BYTES. Issued copies are committed as a group by
 // `stage_commit` and awaited by `stage_wait`. The copies also leave the lines in L1 (.ca; for
 // 16 bytes .cg would bypass it), which measured faster for every kernel that stages, whether
-// or not anything reads the lines again: on an H100 at 2^28 (2026-11-25, run 113) the staged
+// or not anything reads the lines again: on an H100 at 2^28 (2026-11-25) the staged
 // scan of i32 0.755 ms against 0.806 with .cg, of i64 1.683 against 1.762; compaction
-// (copy_if_f32, flags computed from the stage) 0.68-0.70 against 0.74-0.76 (run 112).
+// (copy_if_f32, flags computed from the stage) 0.68-0.70 against 0.74-0.76.
 template <int BYTES> struct cp_async_copies {
   static constexpr bool value = BYTES == 4 || BYTES == 8 || BYTES == 16;
 };

@@ -88,7 +88,7 @@ DS_DEV void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 // Tile j's aggregate slot and inclusive-prefix slot in the status area of a launch of
 // `tiles` tiles. (Tried, slower on an H100: tag words packed densely, four tiles a sector;
-// 2026-11-22, run 35.)
+// 2026-11-22.)
 struct Status {
   Slot* s;
   u32 tiles;
@@ -373,7 +373,7 @@ DS_DEV V tile_lookback_windows(Slot* status, u32 tiles, u32 tile, u32 epoch, con
                                V first, const F& f, V neutral) {
   typedef SlotIO<V> IO;
   // Windows read at once: 4 (8 did worse: more reads, each poll); 1 for values split over
-  // several words, whose peeks hold two or four words a slot (H100, 2026-11-25, runs 151-153:
+  // several words, whose peeks hold two or four words a slot (H100, 2026-11-25:
   // i64 scan of 2^28 1.52-1.53 ms at 1, 1.54-1.55 at 2, 1.78 at 4, 2.17 at 8; reduce_by_key
   // 1.14-1.16 at 1 and 2, 1.41 at 4, 2.23 at 8).
   constexpr int DEPTH = IO::SPLIT ? 1 : 4;

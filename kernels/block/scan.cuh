@@ -15,7 +15,7 @@ namespace ds {
 // keep the plain array. (Only SegPair values pack. Tried and dropped: warp 0 also parking the
 // values in shared memory through its look-back, which took the i64 sums' last 8 bytes of
 // spills away, but both the f64 and i64 segmented sums of 2^28 ran 4-5% slower, as slow as at
-// 3 blocks: H200, 2026-11-28, run 335.)
+// 3 blocks: H200, 2026-11-28.)
 template <class V, int R> struct PackedPrefixes {};
 template <class C, bool W, int R> struct PackedPrefixes<SegPair<C, W>, R> {
   C v[R];
@@ -60,7 +60,7 @@ DS_DEV void tile_scan_with(V (&a)[R], const F& f, V neutral, const P& prefix) {
   // look-back (`prefix`): the tile's total, each lane's prefix and the chunk totals wait in
   // shared memory. Held in registers, the 8-byte segmented scans at 64 registers spilled 80-88
   // bytes a thread (ptxas), and segmented_scan_add_i64 at 2^28 took 2.09 ms against 1.80 (H100,
-  // 2026-11-27, run 237); parked for every value, the 4-byte segmented scans ran 2% slower. The
+  // 2026-11-27); parked for every value, the 4-byte segmented scans ran 2% slower. The
   // combination order is the same either way.
   constexpr bool PARK = sizeof(V) > 8;
   __shared__ V s_wex[WEX_SHARED ? R : 1][WEX_SHARED ? BLOCK : 1];

@@ -112,7 +112,7 @@ template <class S, int VEC> struct stages_column {
 //
 // Computed as they were loaded (a round at a time through registers), the lazy input of a scan
 // ran 7% slower than a stored one at 2^28 (transform_scan_u32 0.818 ms, inclusive_scan_add_i32
-// 0.759, H100, run 232): its loads were no longer all in flight at once.
+// 0.759, H100, 2026-11-27): its loads were no longer all in flight at once.
 template <int BLOCK, int R, int VEC, class S>
 DS_DEV void src_stage(const S& s, u64 n, u64 tb, typename S::T* t, typename S::T fill) {
   typedef typename S::T T;

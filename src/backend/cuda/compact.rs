@@ -95,7 +95,7 @@ pub(crate) fn compact(gpu: &Gpu, src: &Source, flags: &Source) -> Result<(Buffer
     // Large blocks where the flags come from the staged values alone (not from neighbours,
     // as dedup's: `tuning::compact`) and their tiles still give every multiprocessor four (two
     // waves of its two blocks): at 2^20 they left half of an H100's idle and took copy_if and
-    // unique from 0.022 to 0.025 ms (run 208).
+    // unique from 0.022 to 0.025 ms.
     let big = own
         && !flags.reads_neighbours()
         && shape(&gpu.arch, size, wide, true).tiles(n, vec) >= 4 * u64::from(gpu.arch.sms);
