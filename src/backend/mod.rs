@@ -7,7 +7,6 @@
 
 pub(crate) mod cuda;
 pub(crate) mod host;
-pub(crate) mod mesh;
 
 use crate::error::Result;
 use crate::expr::combine::Combiner;

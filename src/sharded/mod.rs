@@ -1,5 +1,5 @@
 //! Sequences sharded over several devices: `DeviceGroup` (the devices, and how they exchange
-//! data: `src/backend/mesh.rs`) and `ShardedSeq<T>` (one `DeviceSeq` a device, in order). This
+//! data: `mesh.rs`) and `ShardedSeq<T>` (one `DeviceSeq` a device, in order). This
 //! file has the types, making and reading, and the lazy maps; `reduce.rs` the reduction, scans
 //! and histogram; `sort.rs` the sample sort.
 //!
@@ -8,12 +8,13 @@
 //! groups run the same code.
 
 mod gather;
+mod mesh;
 mod reduce;
 mod sort;
 mod wire;
 mod world;
 
-use crate::backend::mesh::Mesh;
+use mesh::Mesh;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::item::{Exprs, Item};

@@ -18,7 +18,7 @@
 //! The sharded algorithms (`src/sharded/`) are written once against this: the same code runs
 //! on host groups (which is how it is tested without a GPU) and on GPU groups.
 
-use super::cuda::nccl::{self, Comms};
+use crate::backend::cuda::nccl::{self, Comms};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::source::{Column, Source};
