@@ -9,7 +9,7 @@ pub(crate) mod cuda;
 pub(crate) mod host;
 
 use crate::error::Result;
-use crate::expr::combine::Combiner;
+use crate::expr::combiner::Combiner;
 use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::{Column, Source};

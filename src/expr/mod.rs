@@ -6,7 +6,7 @@
 //! which the CUDA backend prints as C++ (`cuda.rs`) and the host backend interprets
 //! (`eval.rs`). Both give the results the API describes.
 
-pub(crate) mod combine;
+pub(crate) mod combiner;
 pub(crate) mod cuda;
 pub(crate) mod eval;
 pub(crate) mod graph;

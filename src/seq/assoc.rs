@@ -1,6 +1,6 @@
 //! Custom associative operators: the `_with` methods, over any item, and `argmin`/`argmax`.
 //!
-//! A two-argument closure is traced once into a combiner (`expr/combine.rs`). A closure that
+//! A two-argument closure is traced once into a combiner (`expr/combiner.rs`). A closure that
 //! is one built-in operation on one element (`|a, b| a + b`) runs on the `Op` kernels, with
 //! their bits; any other runs on the combiner kernels: a reduction over fixed contiguous
 //! chunks, and a scan that reduces the chunks, scans their totals, then scans each chunk from
@@ -10,7 +10,7 @@ use super::{DeviceSeq, length};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
 use crate::expr::Traced;
-use crate::expr::combine::Combiner;
+use crate::expr::combiner::Combiner;
 use crate::item::ordered;
 use crate::item::{Element, Expr, Flag, Index, Item, Key};
 use crate::op::{Op, check_op};
@@ -115,11 +115,11 @@ impl<T: Item> DeviceSeq<T> {
         let Some(r) = self.reduce_with(&f)? else {
             return Ok(init);
         };
-        let load = |x: &T| crate::expr::combine::load_item(T::TYPES, &x.item_bits());
+        let load = |x: &T| crate::expr::combiner::load_item(T::TYPES, &x.item_bits());
         // A built-in operator combines as `fold` does (a NaN result as the arithmetic gives it).
         let canon = builtin(&c).is_none();
         let v = c.apply(&load(&init), &load(&r), &mut c.scratch(), canon);
-        let bits = crate::expr::combine::store_item(T::TYPES, &v);
+        let bits = crate::expr::combiner::store_item(T::TYPES, &v);
         Ok(T::from_item_bits(&bits))
     }
 

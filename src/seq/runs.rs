@@ -168,7 +168,7 @@ impl<T: Key> DeviceSeq<T> {
         values: &DeviceSeq<V>,
         f: impl Fn(V::Exprs, V::Exprs) -> V::Exprs,
     ) -> Result<(Self, DeviceSeq<V>)> {
-        crate::expr::combine::Combiner::trace::<V>(&f)?;
+        crate::expr::combiner::Combiner::trace::<V>(&f)?;
         let (keys, values) = self.sort_pairs(values)?;
         keys.reduce_by_key_with(&values, f)
     }

@@ -14,11 +14,11 @@ mod sort;
 mod wire;
 mod world;
 
-use mesh::Mesh;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::item::{Exprs, Item};
 use crate::seq::DeviceSeq;
+use mesh::Mesh;
 use std::sync::Arc;
 
 /// Devices that hold the shards of a [`ShardedSeq`], in order, and the way their shards

@@ -12,7 +12,7 @@ use super::single_pass::counter;
 use super::tuning::{self, Arch};
 use crate::backend::ScanMode;
 use crate::error::{Error, Result};
-use crate::expr::combine::{Combiner, CombinerShape};
+use crate::expr::combiner::{Combiner, CombinerShape};
 use crate::item::{MAX_COMPONENTS, ScalarType};
 use crate::source::{Column, Source};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! `kernels/assoc.cu`: its value type, its combination as the expression printer writes it
 //! (`expr::cuda::print_nodes`), and the reads, stages and stores of its components.
 
-use crate::expr::combine::{CombinerShape, canon_of};
+use crate::expr::combiner::{CombinerShape, canon_of};
 use crate::expr::cuda::{ctype, print_nodes};
 use crate::expr::graph::Kind;
 use std::fmt::Write;

@@ -11,7 +11,7 @@
 use super::params::KernelParams;
 use super::source::SourceKey;
 use crate::backend::SetOp;
-use crate::expr::combine::CombinerShape;
+use crate::expr::combiner::CombinerShape;
 use crate::item::ScalarType;
 use crate::op::Op;
 use std::sync::Arc;

@@ -13,7 +13,7 @@ use super::single_pass::{PassSlots, Status};
 use super::source::{self, SourceArgs, SourceKey};
 use super::tuning;
 use crate::error::{Error, Result};
-use crate::expr::combine::CombinerShape;
+use crate::expr::combiner::CombinerShape;
 use crate::item::ScalarType;
 use crate::source::Source;
 use cudarc::driver::{LaunchConfig, PushKernelArg, sys};

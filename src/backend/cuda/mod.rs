@@ -46,7 +46,7 @@ mod tuning;
 
 use super::{Backend, Init, ScanMode, SetOp, SortValues};
 use crate::error::Result;
-use crate::expr::combine::Combiner;
+use crate::expr::combiner::Combiner;
 use crate::item::ScalarType;
 use crate::op::Op;
 use crate::source::{Column, Source};

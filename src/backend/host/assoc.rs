@@ -8,7 +8,7 @@
 use super::{CHUNK, HostSrc, column};
 use crate::backend::ScanMode;
 use crate::error::Result;
-use crate::expr::combine::Combiner;
+use crate::expr::combiner::Combiner;
 use crate::expr::eval::{Lane, Lanes, Val};
 use crate::item::{Element, ScalarType};
 use crate::source::{Column, Source};
@@ -210,7 +210,7 @@ pub(crate) fn scan(srcs: &[Source], c: &Combiner, mode: &ScanMode) -> Result<Vec
     let n = srcs[0].len;
     let init = match mode {
         ScanMode::Exclusive(i) | ScanMode::SegmentedExclusive(i) => {
-            crate::expr::combine::load_compute(&c.types, i)
+            crate::expr::combiner::load_compute(&c.types, i)
         }
         ScanMode::Inclusive => Vec::new(),
     };

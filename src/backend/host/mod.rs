@@ -17,7 +17,7 @@ pub(crate) mod sort;
 
 use super::{Backend, Init, ScanMode, SetOp, SortValues};
 use crate::error::{Error, Result};
-use crate::expr::combine::Combiner;
+use crate::expr::combiner::Combiner;
 use crate::expr::eval::{
     Lanes, Val, by_lane, canonical, each_in_lane, eval, eval_block, extend_le, fill_lane,
 };

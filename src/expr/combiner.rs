@@ -1,7 +1,7 @@
 //! Combiners: a two-argument closure over items, traced once into a graph whose arguments are
 //! the components of the left operand, then those of the right (`Arg(0..k)`, `Arg(k..2k)`),
 //! and whose outputs are the components of the combination. The host interprets it
-//! (`apply`); the GPU compiles it into a functor (`backend/cuda/assoc.rs`).
+//! (`apply`); the GPU compiles it into a functor (`backend/cuda/functor.rs`).
 //!
 //! A combiner holds no constant values (they are `params` beside its graph), so two closures
 //! that differ only in their constants share one compiled kernel, as map closures do.
