@@ -19,7 +19,7 @@ namespace ds {
 // item, r * VEC + j, in `heads` where a run starts (and in `lasts` where one ends), rather
 // than as (value, flag) pairs with the indices: so it stays in registers through the scan
 // (measured faster here; the segmented scans, which hold nothing else, are faster with pairs,
-// docs/tuning.md, Scatter-combine).
+// docs/history.md, "What was measured and learned").
 template <int R, int VEC> DS_DEV u32 item_bit(int r, int j) {
   static_assert(R * VEC <= 32, "a tile's flags fit one word a thread");
   return 1u << (r * VEC + j);

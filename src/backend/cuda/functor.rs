@@ -39,6 +39,7 @@ pub(crate) fn cpp_functor(c: &CombinerShape) -> String {
     print_reads(&mut s, k, &tparams, &args);
     print_tile(&mut s, c, &tparams, &args);
     print_words(&mut s, c);
+    let _ = writeln!(s, "}};");
     s
 }
 
@@ -199,8 +200,7 @@ fn print_tile(s: &mut String, c: &CombinerShape, tparams: &str, args: &str) {
     let _ = writeln!(s, "  }}");
 }
 
-/// `from_words` and `to_words`: an item as look-back words, a component a word; then the
-/// struct's end.
+/// `from_words` and `to_words`: an item as look-back words, a component a word.
 fn print_words(s: &mut String, c: &CombinerShape) {
     let k = c.types.len();
     let ct = |j: usize| ctype(c.types[j]);
@@ -213,5 +213,5 @@ fn print_words(s: &mut String, c: &CombinerShape) {
     for j in 0..k {
         let _ = writeln!(s, "    w[{j}] = ds::to_bits<{}>(v.c{j});", ct(j));
     }
-    let _ = writeln!(s, "  }}\n}};");
+    let _ = writeln!(s, "  }}");
 }
