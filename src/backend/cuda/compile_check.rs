@@ -2,7 +2,8 @@
 //! element type, operator and variant the launchers can ask for, each family listing its own,
 //! and lazy sources with every kind of leaf. Needs the NVRTC library, so it is ignored by
 //! default: `cargo test --lib -- --ignored kernels_compile`. With `DEVSEQ_DUMP_DIR` set, the
-//! images are written there (for cuobjdump), each beside its source text (`.cu`);
+//! images are written there (for cuobjdump), each beside its source text (`.cu`), their file
+//! names the instance's index in the list, its name expression and its source text's hash;
 //! `DEVSEQ_COMPILE_ONLY` keeps the instances whose name expression contains that text (e.g.
 //! `ds_segscan<ds::Col<i32`) or whose source text has that hash (the dumped files' suffix), or
 //! those of any of several such texts separated by `|`; `DEVSEQ_PTXAS_INFO=1` prints ptxas'
@@ -366,17 +367,18 @@ fn kernels_compile() {
     let sample = var("DEVSEQ_COMPILE_SAMPLE", 1).max(1);
     let offset = var("DEVSEQ_COMPILE_OFFSET", 0) % sample;
     let arch = std::env::var("DEVSEQ_COMPILE_ARCH").unwrap_or_else(|_| "sm_90".into());
-    let all: Vec<(KernelKey, String, u32)> = instances(&tuning::gpus::for_target(&arch))
+    let all: Vec<(usize, KernelKey, String, u32)> = instances(&tuning::gpus::for_target(&arch))
         .into_iter()
-        .map(|k| {
+        .enumerate()
+        .map(|(index, k)| {
             let (src, name) = jit::instance(&k);
             // Lazy sources print as S0, S1, ...: instances of one name differ in their
             // sources' definitions, so a dumped image's file name carries a hash of the text.
             let mut h = std::hash::DefaultHasher::new();
             std::hash::Hash::hash(&src, &mut h);
-            (k, name, std::hash::Hasher::finish(&h) as u32)
+            (index, k, name, std::hash::Hasher::finish(&h) as u32)
         })
-        .filter(|(_, name, hash)| {
+        .filter(|(_, _, name, hash)| {
             let hash = format!("{hash:08x}");
             only.iter().any(|o| name.contains(o) || hash == *o)
         })
@@ -387,7 +389,7 @@ fn kernels_compile() {
     // The instances' names and source hashes only, nothing compiled: for comparing what two
     // trees would build (`DEVSEQ_COMPILE_DRY=1`).
     if std::env::var_os("DEVSEQ_COMPILE_DRY").is_some() {
-        for (_, name, hash) in &all {
+        for (_, _, name, hash) in &all {
             println!("{name} [{hash:08x}]");
         }
         return;
@@ -403,14 +405,16 @@ fn kernels_compile() {
     };
     let failures: Vec<String> = all
         .par_iter()
-        .filter_map(|(key, name, hash)| match compile(key, name, *hash) {
+        .filter_map(|(index, key, name, hash)| match compile(key, name, *hash) {
             Ok((image, log)) => {
                 if let Some(d) = &dump {
                     let file: String = name
                         .chars()
                         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                         .collect();
-                    let file = d.join(format!("{file}_{hash:08x}"));
+                    // The instance's index first: it pairs the images of two trees whose
+                    // instance names differ.
+                    let file = d.join(format!("{index:04}_{file}_{hash:08x}"));
                     let _ = std::fs::create_dir_all(d);
                     let ext = if arch.starts_with("compute_") {
                         "ptx"
