@@ -148,12 +148,14 @@ template <int BLOCK, int R, class O, class G> DS_DEV O tile_fold(const O (&a)[R]
 // MODE 1: each chunk's exclusive prefix (from the initial item where p.excl) back to p.partial.
 // MODE 2: as MODE 0, for a commutative combiner (Combiner::commutative): items folded in
 // any order within a block.
-// MINB: the blocks a multiprocessor it is compiled for (0: no bound), as many as the grid has.
+// L::minb: the blocks a multiprocessor it is compiled for (0: no bound), as many as the grid has.
 // OWN: bit k set where component k is a lazy source over component 0's stored column alone,
 // computed from the elements component 0 loaded (its `vec_from`), so the column is read once.
-template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, u32 OWN, class... S>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class F, class L, class FL, class... S>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_assoc_reduce(const AssocParams p, const S... s) {
+  constexpr int BLOCK = L::block, R = L::items, VEC = L::vec, MODE = FL::mode;
+  constexpr u32 OWN = FL::own;
   using namespace ds;
   typedef typename F::V V;
   typedef OptF<F> G;
@@ -285,11 +287,14 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // The scan of each chunk from its prefix (p.partial, from ds_assoc_reduce's MODE 1). MODE 0:
 // inclusive; 1: exclusive (the prefix holds the initial item); 2: segmented exclusive, the
 // initial item at heads.
-// One block a multiprocessor as the bound: without one, ptxas took 58-114 registers and gave
-// the (f64, u64) scan 64 with 4 bytes spilled; with it, that scan takes 79 and the items of
-// over 16 bytes (this kernel's usual users) compile to the same code as without.
-template <class F, int BLOCK, int R, int VEC, int MODE, class... S>
-__global__ void __launch_bounds__(BLOCK, 1) ds_assoc_scan(const AssocParams p, const S... s) {
+// Compiled for one block a multiprocessor (the launch's L::minb, 1): without a bound, ptxas
+// took 58-114 registers and gave the (f64, u64) scan 64 with 4 bytes spilled; with it, that
+// scan takes 79 and the items of over 16 bytes (this kernel's usual users) compile to the same
+// code as without.
+template <class F, class L, class FL, class... S>
+__global__ void __launch_bounds__(L::block, L::minb)
+    ds_assoc_scan(const AssocParams p, const S... s) {
+  constexpr int BLOCK = L::block, R = L::items, VEC = L::vec, MODE = FL::mode;
   using namespace ds;
   typedef typename F::V V;
   typedef OptF<F> G;
@@ -447,9 +452,11 @@ DS_DEV void tile_outputs(const G& g, const AssocParams& p, u64 n, u64 tb, const 
 // else the tile-by-tile left fold of tile_lookback, which resolves about 32 tiles a round trip
 // (the linear recurrence of 2^28 pairs of f32 on an H100: 1.68 ms against 2.59). MODE as for
 // ds_assoc_scan; p.excl: the exclusive scan starts from the initial item.
-template <class F, int BLOCK, int R, int VEC, int MODE, int MINB, bool GROUPED, class... S>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class F, class L, class FL, class... S>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_assoc_scan_lookback(const AssocParams p, const S... s) {
+  constexpr int BLOCK = L::block, R = L::items, VEC = L::vec, MODE = FL::mode;
+  constexpr bool GROUPED = FL::grouped;
   using namespace ds;
   typedef typename F::V V;
   typedef OptF<F> G;

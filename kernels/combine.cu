@@ -135,9 +135,12 @@ DS_DEV void combine_tile(const B& bases, const P& p, const I* __restrict__ keys,
 
 }  // namespace ds
 
-template <class B, class I, class Op, int BLOCK, int R, int MINB>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class L, class FL, class B>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_combine_runs(const B bases, const CombineParams p) {
+  typedef typename FL::idx I;
+  typedef typename FL::op Op;
+  constexpr int BLOCK = L::block, R = L::items;
   using namespace ds;
   typedef typename B::T T;
   const u64 err = *(const u64*)p.err;
@@ -153,9 +156,11 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // from the sort's buffers (the same tile, so the same combinations, bit for bit; being the only
 // tile, it has no look-back), copying the base first where p.copy is nonzero. Dynamic shared
 // memory: sort_tile_block's.
-template <class IS, class VS, class B, class Op, int BLOCK, int R>
-__global__ void __launch_bounds__(BLOCK, 1)
+template <class L, class FL, class IS, class VS, class B>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_combine_tile(const IS is, const VS vs, const B bases, const CombineTileParams p) {
+  typedef typename FL::op Op;
+  constexpr int BLOCK = L::block, R = L::items;
   using namespace ds;
   typedef typename B::T T;
   typedef typename IS::T I;

@@ -24,9 +24,12 @@ DS_DEV void count_round(const u8 (&fl)[VEC], int r, u32& mask, K& kept) {
 // n < 2^32). OWN: the flags are a lazy source whose one column is the values' own (the same
 // elements from the same row: copy_if's `x < c`, dedup's head flags), so they are computed
 // from the staged values (its `vec_from`) and the column is read once.
-template <class S, class Fl, class K, int BLOCK, int R, int MINB, bool OWN>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class L, class FL, class S, class Fl>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_compact(const S s, const Fl flags, const CompactParams p) {
+  typedef typename ds::if_type<FL::wide, u64, u32>::T K;
+  constexpr int BLOCK = L::block, R = L::items;
+  constexpr bool OWN = FL::own;
   using namespace ds;
   typedef typename S::T T;
   typedef Combine<OpAdd, K> F;

@@ -7,9 +7,10 @@
 #include "map.cu"
 
 // out[i] = src[idx[i]]
-template <class S, class I, int BLOCK, int VEC, int R>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class S, class I>
+__global__ void __launch_bounds__(L::block)
     ds_gather(const S src, const I idx, const GatherParams p) {
+  constexpr int BLOCK = L::block, VEC = L::vec, R = L::items;
   using namespace ds;
   typedef typename S::T T;
   typedef typename I::T X;
@@ -102,9 +103,10 @@ DS_DEV void scatter_tiles(const V& vals, const I& idx, typename V::T* __restrict
 }
 
 // out[idx[i]] = vals[i] (out already holds the base).
-template <class V, class I, int BLOCK, int VEC, int R>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class V, class I>
+__global__ void __launch_bounds__(L::block)
     ds_scatter(const V vals, const I idx, const ScatterParams p) {
+  constexpr int BLOCK = L::block, VEC = L::vec, R = L::items;
   scatter_tiles<BLOCK, VEC, R>(vals, idx, (typename V::T*)p.out, p.n, p.len, (u64*)p.err,
                                (u32*)p.flag, (u64*)p.val, (u64*)p.lock, p.tag);
 }
@@ -112,9 +114,10 @@ __global__ void __launch_bounds__(BLOCK)
 // A scatter and its base in one launch: the blocks copy the base to out (map_tiles, as
 // ds_map does), wait for each other (grid_barrier: a cooperative launch), then scatter. For a
 // small target this saves the base's own copy and its launch.
-template <class V, class I, class B, int BLOCK, int VEC, int R>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class V, class I, class B>
+__global__ void __launch_bounds__(L::block)
     ds_scatter_base(const V vals, const I idx, const B base, const ScatterBaseParams p) {
+  constexpr int BLOCK = L::block, VEC = L::vec, R = L::items;
   using namespace ds;
   typename V::T* __restrict__ out = (typename V::T*)p.out;
   map_tiles<BLOCK, VEC, R>(base, out, p.len);
@@ -126,8 +129,9 @@ __global__ void __launch_bounds__(BLOCK)
 // Whether a scatter's writes are near each other: at `windows` evenly spaced places, a warp
 // reads 32 neighbouring indices and counts into *far whether they span more than `span`
 // elements. Needs n >= 32; one warp a window.
-template <class I, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) ds_index_spread(const I idx, const SpreadParams p) {
+template <class L, class I>
+__global__ void __launch_bounds__(L::block) ds_index_spread(const I idx, const SpreadParams p) {
+  constexpr int BLOCK = L::block;
   using namespace ds;
   const u32 w = (blockIdx.x * BLOCK + threadIdx.x) / WARP;
   if (w >= p.windows) return;  // whole warps leave together

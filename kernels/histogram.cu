@@ -75,8 +75,10 @@ template <class T, bool WIDE> struct Binner {
 }  // namespace ds
 
 // SMEM: bins fit the block's shared counters (at most SMEM_BINS). The values are a source.
-template <class S, bool WIDE, bool SMEM, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) ds_histogram(const S s, const HistogramParams p) {
+template <class L, class FL, class S>
+__global__ void __launch_bounds__(L::block) ds_histogram(const S s, const HistogramParams p) {
+  constexpr bool WIDE = FL::wide, SMEM = FL::smem;
+  constexpr int BLOCK = L::block;
   using namespace ds;
   typedef typename S::T T;
   constexpr int VEC = 16 / sizeof(T);

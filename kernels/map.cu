@@ -25,7 +25,8 @@ DS_DEV void map_tiles(const S& s, typename S::T* __restrict__ out, u64 n) {
 // that beat one wave of blocks striding over the tiles with the next tile's loads issued
 // early, and bulk copies through shared memory (docs/tuning.md, Map). The loop
 // strides only where a grid cannot hold all tiles.
-template <class S, int BLOCK, int VEC, int R>
-__global__ void __launch_bounds__(BLOCK) ds_map(const S s, const MapParams p) {
+template <class L, class S>
+__global__ void __launch_bounds__(L::block) ds_map(const S s, const MapParams p) {
+  constexpr int BLOCK = L::block, VEC = L::vec, R = L::items;
   ds::map_tiles<BLOCK, VEC, R>(s, (typename S::T*)p.out, p.n);
 }

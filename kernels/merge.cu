@@ -148,9 +148,10 @@ DS_DEV u32 merge_thread(const MergeTile& m, const U* s_key, U (&key)[ITEMS], u32
 }
 }  // namespace ds
 
-template <class KA, class KB, int TILE>
-__global__ void __launch_bounds__(256)
+template <class L, class FL, class KA, class KB>
+__global__ void __launch_bounds__(L::block)
     ds_merge_split(const KA a, const KB b, const MergeParams p) {
+  constexpr int TILE = FL::tile;
   using namespace ds;
   typedef key_bits<typename KA::T> K;
   const u64 total = p.na + p.nb;
@@ -164,9 +165,10 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <class KA, class KB, class VA, class VB, int KEYS, int VALUES, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class FL, class KA, class KB, class VA, class VB>
+__global__ void __launch_bounds__(L::block)
     ds_merge(const KA a, const KB b, const VA va, const VB vb, const MergeParams p) {
+  constexpr int KEYS = FL::keys, VALUES = FL::values, BLOCK = L::block, ITEMS = L::items;
   using namespace ds;
   typedef typename KA::T T;
   typedef key_bits<T> K;
@@ -217,9 +219,11 @@ __global__ void __launch_bounds__(BLOCK)
 // (its output position - its position in the tile), under 2^16, staged in shared memory so
 // that the stores are coalesced. Needles no output of a thread covers (unsorted haystacks)
 // read the stretch start.
-template <class KA, class KB, class I, int SIDE, int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class FL, class KA, class KB>
+__global__ void __launch_bounds__(L::block)
     ds_merge_rank(const KA a, const KB b, const MergeParams p) {
+  typedef typename FL::idx I;
+  constexpr int SIDE = FL::side_b, BLOCK = L::block, ITEMS = L::items;
   using namespace ds;
   typedef typename KA::T T;
   typedef typename key_bits<T>::U U;
@@ -303,12 +307,15 @@ template <class S, class U> DS_DEV u64 run_start(const S& s, const U* st, u32 po
 // SET 0: union, 1: intersection, 2: difference, 3: symmetric difference. C counts the kept
 // outputs (u32 where na + nb < 2^32). KEYS, VALUES: what it stores (values from VA and VB).
 // p.total gets the count. Unsorted inputs, whose tiles' stretches may overlap, may keep more
-// than the operation can: what lies past p.room is neither stored nor counted. (Bounded to 2 blocks a multiprocessor: unbounded, NVRTC 13.5's ptxas
-// held the instances with 64-bit counts to 40 registers and spilled.)
-template <class KA, class KB, class VA, class VB, class C, int SET, int KEYS, int VALUES, int BLOCK,
-          int ITEMS>
-__global__ void __launch_bounds__(BLOCK, 2)
+// than the operation can: what lies past p.room is neither stored nor counted. (Compiled for
+// 2 blocks a multiprocessor, L::minb: unbounded, NVRTC 13.5's ptxas held the instances with
+// 64-bit counts to 40 registers and spilled.)
+template <class L, class FL, class KA, class KB, class VA, class VB>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_set_op(const KA a, const KB b, const VA va, const VB vb, const SetParams p) {
+  typedef typename ds::if_type<FL::wide, u64, u32>::T C;
+  constexpr int SET = FL::op, KEYS = FL::keys, VALUES = FL::values;
+  constexpr int BLOCK = L::block, ITEMS = L::items;
   using namespace ds;
   typedef typename KA::T T;
   typedef key_bits<T> K;

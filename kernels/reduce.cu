@@ -6,10 +6,13 @@
 #include "block/source.cuh"
 #include "block/reduce.cuh"
 
-// MINB blocks fit a multiprocessor (launch bounds), and the host launches the multiprocessors
-// times MINB: the grid, and so the float result, does not depend on the source's expression.
-template <class S, class Op, int BLOCK, int VEC, int R, int MINB>
-__global__ void __launch_bounds__(BLOCK, MINB) ds_reduce(const S s, const ReduceParams p) {
+// L::minb blocks fit a multiprocessor (launch bounds), and the host launches the
+// multiprocessors times L::minb: the grid, and so the float result, does not depend on the
+// source's expression.
+template <class L, class FL, class S>
+__global__ void __launch_bounds__(L::block, L::minb) ds_reduce(const S s, const ReduceParams p) {
+  typedef typename FL::op Op;
+  constexpr int BLOCK = L::block, VEC = L::vec, R = L::items;
   using namespace ds;
   typedef typename S::T T;
   typedef wide_t<T> A;

@@ -4,8 +4,11 @@
 #include "block/source.cuh"
 #include "block/scan.cuh"
 
-template <class S, class Op, int BLOCK, int R, int MINB, bool EXCL>
-__global__ void __launch_bounds__(BLOCK, MINB) ds_scan(const S s, const ScanParams p) {
+template <class L, class FL, class S>
+__global__ void __launch_bounds__(L::block, L::minb) ds_scan(const S s, const ScanParams p) {
+  typedef typename FL::op Op;
+  constexpr int BLOCK = L::block, R = L::items;
+  constexpr bool EXCL = FL::exclusive;
   using namespace ds;
   typedef typename S::T T;
   typedef wide_t<T> C;

@@ -9,9 +9,11 @@
 #include "block/source.cuh"
 #include "block/order.cuh"
 
-template <class H, class N, class I, int UPPER, int BLOCK, int SPLIT>
-__global__ void __launch_bounds__(BLOCK)
+template <class L, class FL, class H, class N>
+__global__ void __launch_bounds__(L::block)
     ds_search(const H hay, const N needles, const SearchParams p) {
+  typedef typename FL::idx I;
+  constexpr int UPPER = FL::upper, BLOCK = L::block, SPLIT = FL::split;
   using namespace ds;
   typedef typename H::T T;
   typedef key_bits<T> KB;

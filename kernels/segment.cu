@@ -345,9 +345,12 @@ DS_DEV void segreduce_emit(const T (&raw)[R][VEC], u32 heads, u32 ends,
 // tiles before it; then it reads its items again and each one's output follows from its
 // round's prefix. (A first form held a (value, flag) pair an item, 16 bytes for 8-byte values,
 // which spilled; a second held the values in registers through the look-back.)
-template <class S, class Fl, class Op, int BLOCK, int R, int MINB, bool EXCL>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class L, class FL, class S, class Fl>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_segscan(const S s, const Fl flags, const SegScanParams p) {
+  typedef typename FL::op Op;
+  constexpr int BLOCK = L::block, R = L::items, MINB = L::minb;
+  constexpr bool EXCL = FL::exclusive;
   using namespace ds;
   typedef typename S::T T;
   typedef wide_t<T> C;
@@ -407,9 +410,13 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 // Every tile but the last is whole (seg_load) and has an element after it: it finds the head
 // after each thread's round from its neighbour (a shuffle, and for a warp's last lane the next
 // warp's first lane by shared memory) instead of evaluating the flags again.
-template <class S, class Fl, class KS, class Op, class K, int BLOCK, int R, int MINB, bool KEYS>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class L, class FL, class S, class Fl, class KS>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_segreduce(const S s, const Fl flags, const KS keys, const SegReduceParams p) {
+  typedef typename FL::op Op;
+  typedef typename ds::if_type<FL::wide, u64, u32>::T K;
+  constexpr int BLOCK = L::block, R = L::items;
+  constexpr bool KEYS = FL::keys;
   using namespace ds;
   typedef typename S::T T;
   typedef wide_t<T> C;
@@ -481,8 +488,9 @@ __global__ void __launch_bounds__(BLOCK, MINB)
 }
 
 // out[i] = 1 where i == 0 or the bits of element i differ from those of element i-1, else 0.
-template <class S, int BLOCK>
-__global__ void __launch_bounds__(BLOCK) ds_head_flags(const S s, const HeadFlagsParams p) {
+template <class L, class S>
+__global__ void __launch_bounds__(L::block) ds_head_flags(const S s, const HeadFlagsParams p) {
+  constexpr int BLOCK = L::block;
   using namespace ds;
   typedef typename S::T T;
   typedef typename word_of<sizeof(T)>::T W;

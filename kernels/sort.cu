@@ -154,8 +154,10 @@ DS_DEV void rank_keys(u32 (*s_count)[RADIX], u32 (*s_match)[RADIX], const U (&ke
 // > 0) a key >= check_len records its position in *err (note_bad_index); without, the kernel
 // has no code for it (the rarely taken note kept registers that made 2-byte keys spill). The
 // keys are a source.
-template <class S, bool DESC, int BLOCK, bool CHECK>
-__global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHistParams p) {
+template <class L, class FL, class S>
+__global__ void __launch_bounds__(L::block) ds_sort_hist(const S keys, const SortHistParams p) {
+  constexpr bool DESC = FL::desc, CHECK = FL::check;
+  constexpr int BLOCK = L::block;
   using namespace ds;
   typedef typename S::T T;
   typedef key_bits<T> KB;
@@ -267,9 +269,11 @@ __global__ void __launch_bounds__(BLOCK) ds_sort_hist(const S keys, const SortHi
 // the same digit find each other through a shared mask each ORs its bit into, and the highest
 // of them takes their places with one atomic. The look-back for the counts of the tiles
 // before comes last, when they are mostly published.
-template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS, int MINB>
-__global__ void __launch_bounds__(BLOCK, MINB)
+template <class L, class FL, class KS, class VS>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_sort_pass(const KS kin, const VS vin, const SortPassParams p) {
+  constexpr int VMODE = FL::values, BLOCK = L::block, ITEMS = L::items;
+  constexpr bool DESC = FL::desc;
   using namespace ds;
   typedef typename KS::T T;
   typedef typename VS::T V;
@@ -532,9 +536,11 @@ DS_DEV void store_sorted_tile(const U (&key)[ITEMS], const V (&val)[ITEMS], u32 
 // word), else zero: the kernel writes the word either way, so the host need not clear it.
 // Dynamic shared memory: the digit counts and masks, then the tile's keys and values
 // (src/backend/cuda/sort.rs, `tile_smem`).
-template <class KS, class VS, int VMODE, bool DESC, int BLOCK, int ITEMS, bool CHECK>
-__global__ void __launch_bounds__(BLOCK, 1)
+template <class L, class FL, class KS, class VS>
+__global__ void __launch_bounds__(L::block, L::minb)
     ds_sort_tile(const KS kin, const VS vin, const SortTileParams p) {
+  constexpr int VMODE = FL::values, BLOCK = L::block, ITEMS = L::items;
+  constexpr bool DESC = FL::desc, CHECK = FL::check;
   using namespace ds;
   typedef typename KS::T T;
   typedef typename VS::T V;

@@ -5,7 +5,7 @@
 //! totals scanned into chunk prefixes that a second kernel scans each chunk from.
 
 use super::gpu::Gpu;
-use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Template};
+use super::key::{AssocReduceKey, AssocScanKey, AssocScanLookbackKey, Launch, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::{WORDS, Words, kernel_params};
 use super::single_pass::counter;
@@ -61,56 +61,25 @@ impl Template for AssocReduceKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_reduce<ds_F, {}, {}, {}, {}, {}, {}, {}>",
-            self.block,
-            self.rounds,
-            self.vec,
-            self.mode,
-            self.minb,
-            self.own,
-            s.join(", ")
-        )
-    }
+    const KERNEL: &'static str = "ds_assoc_reduce";
 }
 
 impl Template for AssocScanKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_scan<ds_F, {}, {}, {}, {}, {}>",
-            self.block,
-            self.rounds,
-            self.vec,
-            self.mode,
-            s.join(", ")
-        )
-    }
+    const KERNEL: &'static str = "ds_assoc_scan";
 }
 
 impl Template for AssocScanLookbackKey {
     type Params = AssocParams;
     const FILE: &'static str = "assoc.cu";
     const PARAMS_FIRST: bool = true;
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_assoc_scan_lookback<ds_F, {}, {}, {}, {}, {}, {}, {}>",
-            self.block,
-            self.rounds,
-            self.vec,
-            self.mode,
-            self.minb,
-            self.grouped,
-            s.join(", ")
-        )
-    }
+    const KERNEL: &'static str = "ds_assoc_scan_lookback";
     /// The staged tile of stored items, column by column.
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
         let bytes: usize = types.iter().map(|t| t.size()).sum();
-        self.block * self.rounds * self.vec * bytes as u32
+        self.launch.shape().tile(self.launch.vec) * bytes as u32
     }
 }
 
@@ -124,20 +93,51 @@ fn reduce_key(arch: &Arch, c: &Combiner, own: u32) -> AssocReduceKey {
     let bytes: usize = c.types.iter().map(|t| t.size()).sum();
     let v = c.types.iter().map(|t| t.compute().size()).sum::<usize>();
     AssocReduceKey {
-        block: BLOCK,
-        rounds: if commutative && bytes <= 8 {
-            tuning::assoc_reduce_rounds()
-        } else {
-            ROUNDS
+        launch: Launch {
+            block: BLOCK,
+            items: if commutative && bytes <= 8 {
+                tuning::assoc_reduce_rounds()
+            } else {
+                ROUNDS
+            },
+            vec: vec_of(c),
+            minb: match (commutative, v <= 16) {
+                (false, _) => 0,
+                (true, true) => tuning::assoc_reduce_min_blocks(arch, BLOCK),
+                (true, false) => arch.blocks_that_fit(2, BLOCK, 0),
+            },
         },
-        vec: vec_of(c),
         mode: if commutative { 2 } else { 0 },
-        minb: match (commutative, v <= 16) {
-            (false, _) => 0,
-            (true, true) => tuning::assoc_reduce_min_blocks(arch, BLOCK),
-            (true, false) => arch.blocks_that_fit(2, BLOCK, 0),
-        },
         own: if commutative { own } else { 0 },
+    }
+}
+
+/// The chunked scan's first pass, `vec` elements an access: each chunk's total (`mode` 1), or
+/// (0) the reduction's.
+fn totals_key(vec: u32, mode: u32) -> AssocReduceKey {
+    AssocReduceKey {
+        launch: Launch {
+            block: BLOCK,
+            items: ROUNDS,
+            vec,
+            minb: 0,
+        },
+        mode,
+        own: 0,
+    }
+}
+
+/// The chunked scan's second pass (`mode` as `AssocScanKey`'s), compiled for one block a
+/// multiprocessor (kernels/assoc.cu's `ds_assoc_scan` says why).
+fn chunk_scan_key(vec: u32, mode: u32) -> AssocScanKey {
+    AssocScanKey {
+        launch: Launch {
+            block: BLOCK,
+            items: ROUNDS,
+            vec,
+            minb: 1,
+        },
+        mode,
     }
 }
 
@@ -158,10 +158,10 @@ fn own_components(srcs: &[Source]) -> u32 {
 
 /// Blocks a multiprocessor a launch of `key` has: as many as it is compiled for.
 fn blocks_per_sm(key: &AssocReduceKey) -> u32 {
-    if key.minb == 0 {
+    if key.launch.minb == 0 {
         BLOCKS_PER_SM
     } else {
-        key.minb
+        key.launch.minb
     }
 }
 
@@ -196,14 +196,17 @@ fn lookback_key(arch: &Arch, c: &Combiner, mode: u32, n: usize) -> Option<AssocS
     let tile = tuning::assoc_tile(arch, n.saturating_mul(stored_bytes(c)));
     let rounds = (tile / (BLOCK as usize * vec as usize * stored_bytes(c))).clamp(1, most) as u32;
     let mut key = AssocScanLookbackKey {
-        block: BLOCK,
-        rounds: tuning::assoc_rounds(rounds),
-        vec,
+        launch: Launch {
+            block: BLOCK,
+            items: tuning::assoc_rounds(rounds),
+            vec,
+            minb: 0,
+        },
         mode,
-        minb: 0,
         grouped: tuning::assoc_grouped(),
     };
-    key.minb = tuning::assoc_min_blocks(arch, BLOCK, key.dynamic_smem(&c.types) as usize);
+    let smem = key.dynamic_smem(&c.types) as usize;
+    key.launch.minb = tuning::assoc_min_blocks(arch, BLOCK, smem);
     Some(key)
 }
 
@@ -294,7 +297,13 @@ fn setup<'a>(
 /// The combination of the items of `srcs` (`len > 0`): compute bits, one a component.
 pub(crate) fn reduce(gpu: &Gpu, srcs: &[Source], c: &Combiner) -> Result<Vec<u64>> {
     let key = reduce_key(&gpu.arch, c, own_components(srcs));
-    let mut s = setup(gpu, srcs, c, &[], Some((key.rounds, blocks_per_sm(&key))))?;
+    let mut s = setup(
+        gpu,
+        srcs,
+        c,
+        &[],
+        Some((key.launch.items, blocks_per_sm(&key))),
+    )?;
     let k = c.types.len();
     let kernel = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
     // The last block writes the result's words to mapped host memory: no copy after it.
@@ -353,12 +362,12 @@ pub(crate) fn scan(
             .collect()
     };
     if let Some(key) = single {
-        let tile = (key.block * key.rounds * key.vec) as u64;
+        let tile = key.launch.shape().tile(key.launch.vec) as u64;
         let tiles = (n as u64).div_ceil(tile);
         let smem = key.dynamic_smem(&c.types);
         let k = gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?;
         let mut params = s.params;
-        k.launch_single_pass(tiles, key.block, smem, |slots| {
+        k.launch_single_pass(tiles, key.launch.block, smem, |slots| {
             params.counter = slots.counter;
             params.status = slots.status;
             params.base = slots.base;
@@ -368,22 +377,9 @@ pub(crate) fn scan(
         })?;
         return Ok(columns(outs));
     }
-    let totals = AssocReduceKey {
-        block: BLOCK,
-        rounds: ROUNDS,
-        vec: s.vec,
-        mode: 1,
-        minb: 0,
-        own: 0,
-    };
-    gpu.kernel_with(totals, &s.srcs, Some(s.functor.clone()))?
+    gpu.kernel_with(totals_key(s.vec, 1), &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
-    let key = AssocScanKey {
-        block: BLOCK,
-        rounds: ROUNDS,
-        vec: s.vec,
-        mode: code,
-    };
+    let key = chunk_scan_key(s.vec, code);
     gpu.kernel_with(key, &s.srcs, Some(s.functor.clone()))?
         .launch(s.grid, BLOCK, 0, &s.params)?;
     Ok(columns(outs))
@@ -426,7 +422,7 @@ pub(crate) mod check {
                 sources: c
                     .types
                     .iter()
-                    .map(|&t| SourceKey::plain(t, k.vec))
+                    .map(|&t| SourceKey::plain(t, k.launch.vec))
                     .collect(),
             });
         }
@@ -443,7 +439,10 @@ pub(crate) mod check {
         v.push(KernelKey {
             functor: Some(Arc::new(sums.shape())),
             family: k.into(),
-            sources: srcs.iter().map(|s| SourceKey::assuming(s, k.vec)).collect(),
+            sources: srcs
+                .iter()
+                .map(|s| SourceKey::assuming(s, k.launch.vec))
+                .collect(),
         });
         // The segmented affine maps: a `Select` between an operand passed through and the
         // combination made canonical (`Canon`), where the argmax selects operands only.
@@ -478,15 +477,7 @@ pub(crate) mod check {
             for mode in [0, 1] {
                 v.push(KernelKey {
                     functor: f.clone(),
-                    family: AssocReduceKey {
-                        block: BLOCK,
-                        rounds: ROUNDS,
-                        vec,
-                        mode,
-                        minb: 0,
-                        own: 0,
-                    }
-                    .into(),
+                    family: totals_key(vec, mode).into(),
                     sources: sources.clone(),
                 });
             }
@@ -507,13 +498,7 @@ pub(crate) mod check {
                 }
                 v.push(KernelKey {
                     functor: f.clone(),
-                    family: AssocScanKey {
-                        block: BLOCK,
-                        rounds: ROUNDS,
-                        vec,
-                        mode,
-                    }
-                    .into(),
+                    family: chunk_scan_key(vec, mode).into(),
                     sources: sources.clone(),
                 });
             }

@@ -5,7 +5,7 @@
 
 use super::bounds::{BoundsCheck, index_error};
 use super::gpu::Gpu;
-use super::key::{CombineKey, CombineTileKey, Template, op_functor};
+use super::key::{CombineKey, CombineTileKey, Template};
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, column_ptr};
 use super::params::kernel_params;
@@ -58,39 +58,19 @@ const COMBINE_COPY: usize = 8;
 impl Template for CombineKey {
     type Params = CombineParams;
     const FILE: &'static str = "combine.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_combine_runs<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            self.idx.cuda_name(),
-            op_functor(self.op),
-            self.block,
-            self.rounds,
-            self.minb
-        )
-    }
+    const KERNEL: &'static str = "ds_combine_runs";
 }
 
 impl Template for CombineTileKey {
     type Params = CombineTileParams;
     const FILE: &'static str = "combine.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_combine_tile<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            s[2],
-            op_functor(self.op),
-            self.block,
-            self.rounds
-        )
-    }
+    const KERNEL: &'static str = "ds_combine_tile";
     /// The block sort's tile of (index, value) pairs (sources: indices, values, base).
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
         let size = types[1].size();
         tile_smem(
-            self.block,
-            self.rounds * tuning::vec(size),
+            self.launch.block,
+            self.launch.items * tuning::vec(size),
             types[0].size(),
             Some(size),
         )
@@ -122,21 +102,19 @@ fn shape(arch: &Arch, size: usize, idx: ScalarType) -> tuning::Shape {
 
 fn tile_key(arch: &Arch, size: usize, idx: ScalarType, op: Op) -> CombineTileKey {
     let sh = shape(arch, size, idx);
+    // One block a launch, compiled as one.
     CombineTileKey {
+        launch: sh.launch(0, 1),
         op,
-        block: sh.block,
-        rounds: sh.rounds,
     }
 }
 
 fn key(arch: &Arch, size: usize, idx: ScalarType, op: Op) -> CombineKey {
     let sh = shape(arch, size, idx);
     CombineKey {
+        launch: sh.launch(0, tuning::combine_min_blocks(arch, size, sh.block, 0)),
         idx,
         op,
-        block: sh.block,
-        rounds: sh.rounds,
-        minb: tuning::combine_min_blocks(arch, size, sh.block, 0),
     }
 }
 
@@ -210,7 +188,7 @@ fn combine_tile(
     let m = gpu.mem.mailbox()?;
     k.launch(
         1,
-        key.block,
+        key.launch.block,
         smem,
         &CombineTileParams {
             out: out.ptr(),

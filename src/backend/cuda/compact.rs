@@ -27,22 +27,11 @@ kernel_params!(
 impl Template for CompactKey {
     type Params = CompactParams;
     const FILE: &'static str = "compact.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_compact<{}, {}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            if self.wide { "u64" } else { "u32" },
-            self.block,
-            self.rounds,
-            self.minb,
-            self.own
-        )
-    }
+    const KERNEL: &'static str = "ds_compact";
     /// The staged tile of values.
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
-        let size = types[0].size() as u32;
-        self.block * self.rounds * tuning::vec(size as usize) * size
+        let size = types[0].size();
+        self.launch.shape().tile(tuning::vec(size)) * size as u32
     }
 }
 
@@ -69,13 +58,12 @@ fn own_flags(src: &Source, flags: &Source) -> bool {
 fn key(arch: &Arch, ty: ScalarType, wide: bool, own: bool, big: bool) -> CompactKey {
     let sh = shape(arch, ty.size(), wide, big);
     let mut key = CompactKey {
+        launch: sh.launch(0, 0),
         wide,
-        block: sh.block,
-        rounds: sh.rounds,
-        minb: 0,
         own,
     };
-    key.minb = tuning::compact_min_blocks(arch, sh.block, key.dynamic_smem(&[ty]) as usize);
+    let smem = key.dynamic_smem(&[ty]) as usize;
+    key.launch.minb = tuning::compact_min_blocks(arch, sh.block, smem);
     key
 }
 

@@ -5,7 +5,7 @@
 //! images are written there (for cuobjdump), each beside its source text (`.cu`), their file
 //! names the instance's index in the list, its name expression and its source text's hash;
 //! `DEVSEQ_COMPILE_ONLY` keeps the instances whose name expression contains that text (e.g.
-//! `ds_segscan<ds::Col<i32`) or whose source text has that hash (the dumped files' suffix), or
+//! `ds::Col<i32, 4>>`) or whose source text has that hash (the dumped files' suffix), or
 //! those of any of several such texts separated by `|`; `DEVSEQ_PTXAS_INFO=1` prints ptxas'
 //! registers and spills of each, and fails on any spill. For compile-time surveys:
 //! `DEVSEQ_COMPILE_TIMES=1` prints each instance's compile time (and its source's hash),

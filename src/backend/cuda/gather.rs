@@ -13,7 +13,7 @@
 
 use super::bounds::{BoundsCheck, CHAIN_POSITION_BITS, Failed, ScatterChain};
 use super::gpu::Gpu;
-use super::key::{GatherKey, ScatterBaseKey, ScatterKey, SpreadKey, Template};
+use super::key::{GatherKey, Launch, ScatterBaseKey, ScatterKey, SpreadKey, Template};
 use super::map::materialize;
 use super::mem::{Buffer, Ptr, Report};
 use super::params::kernel_params;
@@ -79,42 +79,25 @@ kernel_params!(
 impl Template for GatherKey {
     type Params = GatherParams;
     const FILE: &'static str = "gather.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_gather<{}, {}, {}, {}, {}>",
-            s[0], s[1], self.block, self.vec, self.rounds
-        )
-    }
+    const KERNEL: &'static str = "ds_gather";
 }
 
 impl Template for ScatterKey {
     type Params = ScatterParams;
     const FILE: &'static str = "gather.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_scatter<{}, {}, {}, {}, {}>",
-            s[0], s[1], self.block, self.vec, self.rounds
-        )
-    }
+    const KERNEL: &'static str = "ds_scatter";
 }
 
 impl Template for ScatterBaseKey {
     type Params = ScatterBaseParams;
     const FILE: &'static str = "gather.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_scatter_base<{}, {}, {}, {}, {}, {}>",
-            s[0], s[1], s[2], self.block, self.vec, self.rounds
-        )
-    }
+    const KERNEL: &'static str = "ds_scatter_base";
 }
 
 impl Template for SpreadKey {
     type Params = SpreadParams;
     const FILE: &'static str = "gather.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!("ds_index_spread<{}, {}>", s[0], self.block)
-    }
+    const KERNEL: &'static str = "ds_index_spread";
 }
 
 /// Elements a thread takes per access (by the wider of value and index).
@@ -142,9 +125,7 @@ pub(crate) fn gather(gpu: &Gpu, src: &Source, idx: &Source) -> Result<Buffer> {
     let v = vec(ty, idx.ty());
     let sh = tuning::gather();
     let key = GatherKey {
-        block: sh.block,
-        vec: v,
-        rounds: sh.rounds,
+        launch: sh.launch(v, 0),
     };
     let k = gpu.kernel(key, &[(src, 1), (idx, v)])?;
     let err = gpu.mem.mailbox()?;
@@ -177,9 +158,7 @@ fn scatter_into(
     let v = vec(vals.ty(), idx.ty());
     let sh = tuning::gather();
     let key = ScatterKey {
-        block: sh.block,
-        vec: v,
-        rounds: sh.rounds,
+        launch: sh.launch(v, 0),
     };
     let k = gpu.kernel(key, &[(vals, v), (idx, v)])?;
     let g = grid(vals.len, v, |t| k.wave(sh.block, t))?;
@@ -277,9 +256,7 @@ fn scatter_with_base(gpu: &Gpu, vals: &Source, idx: &Source, base: &Source) -> R
     let v = vec(vals.ty(), idx.ty());
     let sh = tuning::gather();
     let key = ScatterBaseKey {
-        block: sh.block,
-        vec: v,
-        rounds: sh.rounds,
+        launch: sh.launch(v, 0),
     };
     let k = gpu.kernel(key, &[(vals, v), (idx, v), (base, v)])?;
     let tiles = sh.tiles(n.max(len), v);
@@ -310,7 +287,12 @@ fn partition_pays(gpu: &Gpu, ty: ScalarType, idx: &Source, len: usize) -> Result
         return Ok(false);
     }
     let block = tuning::FLAT_BLOCK;
-    let k = gpu.kernel(SpreadKey { block }, &[(idx, 1)])?;
+    let k = gpu.kernel(
+        SpreadKey {
+            launch: Launch::block(block),
+        },
+        &[(idx, 1)],
+    )?;
     let far = gpu.mem.mailbox()?;
     k.launch(
         (tuning::SPREAD_WINDOWS * 32).div_ceil(block) as u64,
@@ -351,9 +333,7 @@ pub(crate) mod check {
         let gather = |w: u32, sources: Vec<SourceKey>| KernelKey {
             functor: None,
             family: GatherKey {
-                block: sh.block,
-                vec: w,
-                rounds: sh.rounds,
+                launch: sh.launch(w, 0),
             }
             .into(),
             sources,
@@ -361,9 +341,7 @@ pub(crate) mod check {
         let scatter = |w: u32, sources: Vec<SourceKey>| KernelKey {
             functor: None,
             family: ScatterKey {
-                block: sh.block,
-                vec: w,
-                rounds: sh.rounds,
+                launch: sh.launch(w, 0),
             }
             .into(),
             sources,
@@ -379,7 +357,7 @@ pub(crate) mod check {
             v.push(KernelKey {
                 functor: None,
                 family: SpreadKey {
-                    block: tuning::FLAT_BLOCK,
+                    launch: Launch::block(tuning::FLAT_BLOCK),
                 }
                 .into(),
                 sources: vec![SourceKey::plain(i, 1)],
@@ -398,9 +376,7 @@ pub(crate) mod check {
                     v.push(KernelKey {
                         functor: None,
                         family: ScatterBaseKey {
-                            block: sh.block,
-                            vec: w,
-                            rounds: sh.rounds,
+                            launch: sh.launch(w, 0),
                         }
                         .into(),
                         sources: vec![

@@ -1,7 +1,7 @@
 //! `histogram` on the GPU (`kernels/histogram.cu`).
 
 use super::gpu::Gpu;
-use super::key::{HistogramKey, Template};
+use super::key::{HistogramKey, Launch, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::single_pass::{TALLY_BYTES, counter};
@@ -26,12 +26,7 @@ kernel_params!(
 impl Template for HistogramKey {
     type Params = HistogramParams;
     const FILE: &'static str = "histogram.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_histogram<{}, {}, {}, {}>",
-            s[0], self.wide, self.smem, self.block
-        )
-    }
+    const KERNEL: &'static str = "ds_histogram";
 }
 
 /// Bins that fit the per-block shared counters (`SMEM_BINS` in the kernel), and the stream's
@@ -41,10 +36,10 @@ const _: () = assert!(SMEM_BINS as usize * 8 == TALLY_BYTES);
 
 fn key(ty: ScalarType, bins: u64) -> HistogramKey {
     HistogramKey {
+        launch: Launch::block(tuning::FLAT_BLOCK),
         // 64-bit integers (or absurd bin counts) need a 128-bit product for the exact bin.
         wide: !ty.is_float() && (ty.size() == 8 || bins > u32::MAX as u64),
         smem: bins <= SMEM_BINS,
-        block: tuning::FLAT_BLOCK,
     }
 }
 

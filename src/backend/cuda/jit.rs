@@ -4,9 +4,9 @@
 //!
 //! An instance is a short translation unit (the family's parameter struct, its kernel file,
 //! the printed structs of lazy sources) and a C++ name expression such as
-//! `ds_scan<ds::Col<f32, 4>, ds::OpAdd, 256, 16, 3, false>`; NVRTC instantiates the template
-//! and tells its mangled name (`nvrtc.rs`), so no wrapper is written and no list of instances is
-//! kept.
+//! `ds_scan<ds::Launch<256, 16, 0, 3>, ds::ScanFlags<ds::OpAdd, false>, ds::Col<f32, 4>>`
+//! (`key.rs`); NVRTC instantiates the template and tells its mangled name (`nvrtc.rs`), so no
+//! wrapper is written and no list of instances is kept.
 //!
 //! Tiers (`DEVSEQ_JIT`): by default a kernel that is not on disk is first compiled quickly
 //! (NVRTC's `--Ofast-compile=mid`: a third of the time, slower code) in the caller's thread and
@@ -64,7 +64,7 @@ pub(crate) fn instance(key: &KernelKey) -> (String, String) {
     if let Some(f) = &key.functor {
         src.push_str(&super::functor::cpp_functor(f));
     }
-    (src, key.family.name(&names))
+    (src, key.family.name(key.functor.is_some(), &names))
 }
 
 /// The kernel of `key` in `map`, built by `build` on its first use: one slot a key, so that

@@ -2,37 +2,164 @@
 //! compared without any formatting; the C++ that instantiates the kernel is printed only when
 //! the key is not in the cache (`jit.rs`).
 //!
-//! A key is the family's own key (its operator, flags and launch shape) and the keys of the
-//! sources the kernel reads (their element types, expression shapes and alignment). Each
-//! family's file implements `Template` for its key: the kernel file, the template's name
-//! expression, the parameter struct the kernel takes, and the variants a compile check
-//! builds.
+//! A key is the family's own key (its launch policy and flags, the operator among them) and the
+//! keys of the sources the kernel reads (their element types, expression shapes and alignment).
+//! `families!` declares every family's key once; from that one list come the Rust struct, the
+//! C++ class template of its flags and the instance's name expression, so that no template
+//! argument is written by position twice. Each family's file implements `Template` for its key:
+//! the kernel file and template, the parameter struct the kernel takes, its dynamic shared
+//! memory, and the variants a compile check builds.
 
 use super::params::KernelParams;
 use super::source::SourceKey;
+use super::tuning::Shape;
 use crate::backend::SetOp;
 use crate::expr::combiner::CombinerShape;
 use crate::item::ScalarType;
 use crate::op::Op;
 use std::sync::Arc;
 
-/// A family's key: how it becomes a kernel template instance.
+/// A family's key: how it becomes a kernel template instance. The instance's name expression
+/// is the family's kernel with its template arguments: `ds_F` (kernels of custom operators),
+/// the launch policy (`Launch`), the family's flags (the key's other fields, as the C++
+/// class template `ds::<Family>Flags` that `families!` prints), then its sources' types.
 pub(crate) trait Template: Copy + Into<Family> {
     /// The parameter struct the kernel takes after its sources.
     type Params: KernelParams;
     /// The kernel file in `kernels/` that defines the template.
     const FILE: &'static str;
+    /// The kernel template's name.
+    const KERNEL: &'static str;
     /// Whether the kernel takes its parameter struct first, then its sources (variadic
     /// templates, whose parameter pack comes last).
     const PARAMS_FIRST: bool = false;
-    /// The name expression of the instance, given the C++ names of its sources' types.
-    fn name(&self, sources: &[String]) -> String;
     /// Bytes of dynamic shared memory a block of the instance takes, given its sources'
     /// element types (what the launch asks for; the compile check checks that they fit beside
     /// the static ones).
     fn dynamic_smem(&self, _types: &[ScalarType]) -> u32 {
         0
     }
+}
+
+/// A kernel's launch policy, every family's first template argument (`ds::Launch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Launch {
+    /// Threads a block.
+    pub block: u32,
+    /// Items a thread takes of a tile: rounds of `vec`-element accesses, or single elements
+    /// where `vec` is 1 (0: the family takes no such count).
+    pub items: u32,
+    /// Elements an access (0: the kernel's own, by its element size).
+    pub vec: u32,
+    /// Blocks a multiprocessor the kernel is compiled for, its launch bounds (0: no bound).
+    pub minb: u32,
+}
+
+impl Launch {
+    /// Threads a block only.
+    pub fn block(block: u32) -> Launch {
+        Launch {
+            block,
+            items: 0,
+            vec: 0,
+            minb: 0,
+        }
+    }
+
+    /// Its threads a block and items a thread, as the tuning's `Shape`.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            block: self.block,
+            rounds: self.items,
+        }
+    }
+
+    /// The C++ class template (`ds::Launch`).
+    fn cpp_template() -> String {
+        cpp_template(
+            "Launch",
+            &[
+                ("block", <u32 as CppArg>::KIND),
+                ("items", <u32 as CppArg>::KIND),
+                ("vec", <u32 as CppArg>::KIND),
+                ("minb", <u32 as CppArg>::KIND),
+            ],
+        )
+    }
+
+    /// This policy's instance of it.
+    fn cpp(&self) -> String {
+        let args = [self.block, self.items, self.vec, self.minb].map(|v| v.cpp());
+        format!("ds::Launch<{}>", args.join(", "))
+    }
+}
+
+/// A key field as a C++ template argument: a value of `KIND`'s type, or a type (`KIND` "class").
+pub(crate) trait CppArg {
+    /// The template parameter's kind: a C++ value type, or `class`.
+    const KIND: &'static str;
+    /// The argument.
+    fn cpp(&self) -> String;
+}
+impl CppArg for u32 {
+    const KIND: &'static str = "u32";
+    fn cpp(&self) -> String {
+        self.to_string()
+    }
+}
+impl CppArg for bool {
+    const KIND: &'static str = "bool";
+    fn cpp(&self) -> String {
+        self.to_string()
+    }
+}
+impl CppArg for Op {
+    const KIND: &'static str = "class";
+    fn cpp(&self) -> String {
+        op_functor(*self).into()
+    }
+}
+impl CppArg for ScalarType {
+    const KIND: &'static str = "class";
+    fn cpp(&self) -> String {
+        self.cuda_name().into()
+    }
+}
+impl CppArg for SetOp {
+    const KIND: &'static str = "int";
+    fn cpp(&self) -> String {
+        let n = match self {
+            SetOp::Union => 0,
+            SetOp::Intersection => 1,
+            SetOp::Difference => 2,
+            SetOp::SymmetricDifference => 3,
+        };
+        n.to_string()
+    }
+}
+
+/// `template <..> struct ds::NAME`, whose members are named as the parameters: a type member
+/// for a `class` one, else an enumerator of that type (not a static constant, which NVRTC
+/// emits as a global variable).
+fn cpp_template(name: &str, params: &[(&str, &str)]) -> String {
+    let heads: Vec<String> = params.iter().map(|(f, k)| format!("{k} {f}_")).collect();
+    let mut s = format!(
+        "namespace ds {{ template <{}> struct {name} {{",
+        heads.join(", ")
+    );
+    for (f, k) in params {
+        match *k {
+            "class" => s.push_str(&format!(" typedef {f}_ {f};")),
+            _ => s.push_str(&format!(" enum : {k} {{ {f} = {f}_ }};")),
+        }
+    }
+    s.push_str(" }; }\n");
+    s
+}
+
+/// The C++ name of a family's flags template: its key's name, `Key` replaced by `Flags`.
+fn flags_name(key: &str) -> String {
+    format!("{}Flags", key.trim_end_matches("Key"))
 }
 
 /// The key of one kernel instance.
@@ -58,6 +185,9 @@ pub(crate) fn op_functor(op: Op) -> &'static str {
     }
 }
 
+/// Declares every family: its key (a launch policy and the family's flags, the fields listed),
+/// the flags' C++ class template printed from the same list, and the instance's name
+/// expression.
 macro_rules! families {
     ($($(#[$doc:meta])* $variant:ident($key:ident { $($field:ident: $ty:ty),* $(,)? }),)*) => {
         /// Every kernel family, with its key.
@@ -70,12 +200,46 @@ macro_rules! families {
             $(#[$doc])*
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
             pub(crate) struct $key {
+                pub launch: Launch,
                 $(pub $field: $ty,)*
             }
 
             impl From<$key> for Family {
                 fn from(k: $key) -> Family {
                     Family::$variant(k)
+                }
+            }
+
+            impl $key {
+                /// The flags' C++ class template, none where the family has no flags.
+                fn flags_template() -> Option<String> {
+                    let params: &[(&str, &str)] =
+                        &[$((stringify!($field), <$ty as CppArg>::KIND)),*];
+                    (!params.is_empty())
+                        .then(|| cpp_template(&flags_name(stringify!($key)), params))
+                }
+
+                /// This key's instance of the flags' template.
+                #[allow(unused_mut)]
+                fn flags(&self) -> Option<String> {
+                    let mut args: Vec<String> = Vec::new();
+                    $(args.push(CppArg::cpp(&self.$field));)*
+                    (!args.is_empty()).then(|| {
+                        format!("ds::{}<{}>", flags_name(stringify!($key)), args.join(", "))
+                    })
+                }
+
+                /// The name expression, given whether the kernel takes a functor and the C++
+                /// names of the sources' types.
+                fn name(&self, functor: bool, sources: &[String]) -> String {
+                    let mut args: Vec<String> = Vec::new();
+                    if functor {
+                        args.push("ds_F".into());
+                    }
+                    args.push(self.launch.cpp());
+                    args.extend(self.flags());
+                    args.extend(sources.iter().cloned());
+                    format!("{}<{}>", <$key as Template>::KERNEL, args.join(", "))
                 }
             }
         )*
@@ -88,10 +252,11 @@ macro_rules! families {
                 }
             }
 
-            /// The name expression, given the C++ names of the sources' types.
-            pub fn name(&self, sources: &[String]) -> String {
+            /// The name expression, given whether the kernel takes a functor (`ds_F`) and the
+            /// C++ names of the sources' types.
+            pub fn name(&self, functor: bool, sources: &[String]) -> String {
                 match self {
-                    $(Family::$variant(k) => k.name(sources),)*
+                    $(Family::$variant(k) => k.name(functor, sources),)*
                 }
             }
 
@@ -103,8 +268,9 @@ macro_rules! families {
                 }
             }
 
-            /// The C++ twins of every family's parameter struct (a kernel file defines the
-            /// kernels of several families).
+            /// The C++ definitions every kernel's translation unit starts with: the twins of
+            /// every family's parameter struct (a kernel file defines the kernels of several
+            /// families), `ds::Launch` and every family's flags template.
             pub fn all_params() -> &'static str {
                 static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
                 P.get_or_init(|| {
@@ -117,6 +283,8 @@ macro_rules! families {
                             s.push_str(&p);
                         }
                     )*
+                    s.push_str(&Launch::cpp_template());
+                    $(s.extend($key::flags_template());)*
                     s
                 })
             }
@@ -126,68 +294,68 @@ macro_rules! families {
 
 families! {
     /// Materializing a source (`kernels/map.cu`).
-    Map(MapKey { block: u32, vec: u32, rounds: u32 }),
+    Map(MapKey {}),
     /// Reduction of a source (`kernels/reduce.cu`).
-    Reduce(ReduceKey { op: Op, block: u32, vec: u32, rounds: u32, minb: u32 }),
+    Reduce(ReduceKey { op: Op }),
     /// Inclusive and exclusive scans (`kernels/scan.cu`).
-    Scan(ScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
+    Scan(ScanKey { op: Op, exclusive: bool }),
     /// Segmented scans (`kernels/segment.cu`).
-    SegScan(SegScanKey { op: Op, block: u32, rounds: u32, minb: u32, exclusive: bool }),
+    SegScan(SegScanKey { op: Op, exclusive: bool }),
     /// One value per segment (`kernels/segment.cu`); `wide`: 64-bit segment counts; `keys`:
     /// the key at each segment's head too (reduce_by_key).
-    SegReduce(SegReduceKey { op: Op, wide: bool, keys: bool, block: u32, rounds: u32, minb: u32 }),
+    SegReduce(SegReduceKey { op: Op, wide: bool, keys: bool }),
     /// Head flags of runs (`kernels/segment.cu`).
-    HeadFlags(HeadFlagsKey { block: u32 }),
+    HeadFlags(HeadFlagsKey {}),
     /// Stream compaction (`kernels/compact.cu`); `wide`: 64-bit counts; `own`: the flags are
     /// computed from the staged values (lazy flags over the values' column alone).
-    Compact(CompactKey { wide: bool, block: u32, rounds: u32, minb: u32, own: bool }),
+    Compact(CompactKey { wide: bool, own: bool }),
     /// Gather (`kernels/gather.cu`).
-    Gather(GatherKey { block: u32, vec: u32, rounds: u32 }),
+    Gather(GatherKey {}),
     /// Scatter (`kernels/gather.cu`).
-    Scatter(ScatterKey { block: u32, vec: u32, rounds: u32 }),
+    Scatter(ScatterKey {}),
     /// Scatter with the copy of its base, in one cooperative launch (`kernels/gather.cu`).
-    ScatterBase(ScatterBaseKey { block: u32, vec: u32, rounds: u32 }),
+    ScatterBase(ScatterBaseKey {}),
     /// How far apart a scatter's writes are (`kernels/gather.cu`).
-    Spread(SpreadKey { block: u32 }),
+    Spread(SpreadKey {}),
     /// The radix sort's digit counts and plan (`kernels/sort.cu`); `check`: keys are indices
     /// whose bounds it checks.
-    SortHist(SortHistKey { desc: bool, block: u32, check: bool }),
+    SortHist(SortHistKey { desc: bool, check: bool }),
     /// One radix sort pass (`kernels/sort.cu`).
-    SortPass(SortPassKey { values: bool, desc: bool, block: u32, items: u32, minb: u32 }),
+    SortPass(SortPassKey { values: bool, desc: bool }),
     /// A whole radix sort in one block, for keys that fit one tile (`kernels/sort.cu`);
     /// `check`: as the histogram's.
-    SortTile(SortTileKey { values: bool, desc: bool, block: u32, items: u32, check: bool }),
+    SortTile(SortTileKey { values: bool, desc: bool, check: bool }),
     /// The runs of scatter_combine (`kernels/combine.cu`).
-    Combine(CombineKey { idx: ScalarType, op: Op, block: u32, rounds: u32, minb: u32 }),
+    Combine(CombineKey { idx: ScalarType, op: Op }),
     /// scatter_combine of one tile in one launch: the block's sort of the pairs, then their
     /// runs (`kernels/combine.cu`).
-    CombineTile(CombineTileKey { op: Op, block: u32, rounds: u32 }),
+    CombineTile(CombineTileKey { op: Op }),
     /// Chunk totals of a custom operator, then its result or the chunks' prefixes
     /// (`kernels/assoc.cu`); `mode` 0: reduce, 1: prefixes, 2: reduce by a commutative
-    /// operator; `minb`: blocks a multiprocessor it is compiled for (0: no bound); `own`: the
-    /// components computed from component 0's loaded elements (a bit each).
-    AssocReduce(AssocReduceKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32, own: u32 }),
+    /// operator; `own`: the components computed from component 0's loaded elements (a bit
+    /// each).
+    AssocReduce(AssocReduceKey { mode: u32, own: u32 }),
     /// The scan of each chunk by a custom operator (`kernels/assoc.cu`); `mode` 0: inclusive,
     /// 1: exclusive, 2: segmented exclusive.
-    AssocScan(AssocScanKey { block: u32, rounds: u32, vec: u32, mode: u32 }),
+    AssocScan(AssocScanKey { mode: u32 }),
     /// The single-pass scan by a custom operator (`kernels/assoc.cu`), modes as `AssocScan`'s;
-    /// `minb`: blocks a multiprocessor it is compiled for; `grouped`: the look-back over groups
-    /// of 32 tiles (`tile_lookback_grouped`), else tile by tile.
-    AssocScanLookback(AssocScanLookbackKey { block: u32, rounds: u32, vec: u32, mode: u32, minb: u32, grouped: bool }),
+    /// `grouped`: the look-back over groups of 32 tiles (`tile_lookback_grouped`), else tile
+    /// by tile.
+    AssocScanLookback(AssocScanLookbackKey { mode: u32, grouped: bool }),
     /// Vectorized binary search (`kernels/search.cu`); `upper`: upper_bound; `idx`: the
     /// positions' type; `split`: samples of the haystack in shared memory.
-    Search(SearchKey { upper: bool, idx: ScalarType, block: u32, split: u32 }),
+    Search(SearchKey { upper: bool, idx: ScalarType, split: u32 }),
     /// The cuts of a merge's tiles (`kernels/merge.cu`).
     MergeSplit(MergeSplitKey { tile: u32 }),
     /// A merge's tiles (`kernels/merge.cu`); `keys`, `values`: what it stores.
-    Merge(MergeKey { keys: bool, values: bool, block: u32, items: u32 }),
+    Merge(MergeKey { keys: bool, values: bool }),
     /// Ranks of sorted needles in a haystack by merging them (`kernels/merge.cu`); `side_b`:
     /// the needles are the merge's second input (upper_bound); `idx`: the ranks' type.
-    MergeRank(MergeRankKey { side_b: bool, idx: ScalarType, block: u32, items: u32 }),
+    MergeRank(MergeRankKey { side_b: bool, idx: ScalarType }),
     /// A set operation in one pass over merge path (`kernels/merge.cu`); `wide`: 64-bit counts;
     /// `keys`, `values`: what it stores.
-    SetOp(SetOpKey { op: SetOp, wide: bool, keys: bool, values: bool, block: u32, items: u32 }),
+    SetOp(SetOpKey { op: SetOp, wide: bool, keys: bool, values: bool }),
     /// Histogram (`kernels/histogram.cu`); `wide`: 128-bit bin products; `smem`: shared
     /// counters.
-    Histogram(HistogramKey { wide: bool, smem: bool, block: u32 }),
+    Histogram(HistogramKey { wide: bool, smem: bool }),
 }

@@ -21,12 +21,7 @@ kernel_params!(
 impl Template for MapKey {
     type Params = MapParams;
     const FILE: &'static str = "map.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_map<{}, {}, {}, {}>",
-            s[0], self.block, self.vec, self.rounds
-        )
-    }
+    const KERNEL: &'static str = "ds_map";
 }
 
 /// Elements a thread takes per access for `src` (by the widest of its type and its columns').
@@ -75,9 +70,7 @@ pub(crate) fn materialize(gpu: &Gpu, src: &Source) -> Result<Buffer> {
     };
     let vec = map_vec(src);
     let key = MapKey {
-        block: sh.block,
-        vec,
-        rounds: sh.rounds,
+        launch: sh.launch(vec, 0),
     };
     let k = gpu.kernel(key, &[(src, vec)])?;
     launch_tiles(&k, sh, vec, &out, n)?;
@@ -117,9 +110,7 @@ fn copy_by_kernel(gpu: &Gpu, dst: &Buffer, src: Ptr, bytes: usize) -> Result<()>
     let (sh, vec) = (tuning::map(), tuning::vec(ty.size()));
     let n = bytes / ty.size();
     let key = MapKey {
-        block: sh.block,
-        vec,
-        rounds: sh.rounds,
+        launch: sh.launch(vec, 0),
     };
     let k = gpu.kernel_held(slot, key, &[(ty, vec, src)])?;
     launch_tiles(&k, sh, vec, dst, n)
@@ -161,9 +152,7 @@ pub(crate) mod check {
                 v.push(KernelKey {
                     functor: None,
                     family: MapKey {
-                        block: sh.block,
-                        vec,
-                        rounds: sh.rounds,
+                        launch: sh.launch(vec, 0),
                     }
                     .into(),
                     sources: vec![SourceKey::plain(ty, avec)],
@@ -181,9 +170,7 @@ pub(crate) mod check {
                 v.push(KernelKey {
                     functor: None,
                     family: MapKey {
-                        block: sh.block,
-                        vec: s.avec.max(1),
-                        rounds,
+                        launch: tuning::Shape { rounds, ..sh }.launch(s.avec.max(1), 0),
                     }
                     .into(),
                     sources: vec![s.clone()],

@@ -7,7 +7,7 @@
 //! (one pass after the cuts).
 
 use super::gpu::Gpu;
-use super::key::{MergeKey, MergeRankKey, MergeSplitKey, SetOpKey, Template};
+use super::key::{Launch, MergeKey, MergeRankKey, MergeSplitKey, SetOpKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::tuning;
@@ -52,72 +52,46 @@ kernel_params!(
 impl Template for MergeSplitKey {
     type Params = MergeParams;
     const FILE: &'static str = "merge.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!("ds_merge_split<{}, {}, {}>", s[0], s[1], self.tile)
-    }
+    const KERNEL: &'static str = "ds_merge_split";
 }
 
 impl Template for MergeKey {
     type Params = MergeParams;
     const FILE: &'static str = "merge.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_merge<{}, {}, {}, {}, {}, {}, {}, {}>",
-            s[0], s[1], s[2], s[3], self.keys as u32, self.values as u32, self.block, self.items
-        )
-    }
+    const KERNEL: &'static str = "ds_merge";
 }
 
 impl Template for MergeRankKey {
     type Params = MergeParams;
     const FILE: &'static str = "merge.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_merge_rank<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            self.idx.cuda_name(),
-            self.side_b as u32,
-            self.block,
-            self.items
-        )
-    }
+    const KERNEL: &'static str = "ds_merge_rank";
 }
 
 impl Template for SetOpKey {
     type Params = SetParams;
     const FILE: &'static str = "merge.cu";
-    fn name(&self, s: &[String]) -> String {
-        let op = match self.op {
-            SetOp::Union => 0,
-            SetOp::Intersection => 1,
-            SetOp::Difference => 2,
-            SetOp::SymmetricDifference => 3,
-        };
-        format!(
-            "ds_set_op<{}, {}, {}, {}, {}, {op}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            s[2],
-            s[3],
-            if self.wide { "u64" } else { "u32" },
-            self.keys as u32,
-            self.values as u32,
-            self.block,
-            self.items
-        )
-    }
+    const KERNEL: &'static str = "ds_set_op";
 }
 
 /// Threads a block of `ds_merge_split` (fixed by its `__launch_bounds__`).
 const SPLIT_BLOCK: u32 = 256;
 
-fn key(size: usize, keys: bool, values: bool) -> MergeKey {
-    MergeKey {
-        keys,
-        values,
+/// A merge's threads a block and keys a thread (for keys of `size` bytes), compiled for `minb`
+/// blocks a multiprocessor.
+fn merge_launch(size: usize, minb: u32) -> Launch {
+    Launch {
         block: tuning::merge_block(),
         items: tuning::merge_items(size),
+        vec: 1,
+        minb,
+    }
+}
+
+fn key(size: usize, keys: bool, values: bool) -> MergeKey {
+    MergeKey {
+        launch: merge_launch(size, 0),
+        keys,
+        values,
     }
 }
 
@@ -155,8 +129,14 @@ fn cut(gpu: &Gpu, a: &Source, b: &Source, tile: u32) -> Result<(Cuts, u64)> {
         nb: b.len as u64,
         tiles,
     };
-    gpu.kernel(MergeSplitKey { tile }, &[(a, 1), (b, 1)])?
-        .launch((tiles + 1).div_ceil(SPLIT_BLOCK as u64), SPLIT_BLOCK, 0, &p)?;
+    gpu.kernel(
+        MergeSplitKey {
+            launch: Launch::block(SPLIT_BLOCK),
+            tile,
+        },
+        &[(a, 1), (b, 1)],
+    )?
+    .launch((tiles + 1).div_ceil(SPLIT_BLOCK as u64), SPLIT_BLOCK, 0, &p)?;
     Ok((Cuts::Searched(cuts), tiles))
 }
 
@@ -177,7 +157,7 @@ pub(crate) fn rank(
         (needles, hay)
     };
     let k = rank_key(hay.ty().size(), upper, idx);
-    let (cuts, tiles) = cut(gpu, a, b, k.block * k.items)?;
+    let (cuts, tiles) = cut(gpu, a, b, k.launch.block * k.launch.items)?;
     let v = tuning::vec(hay.ty().size());
     let p = MergeParams {
         cuts: cuts.ptr(),
@@ -188,15 +168,14 @@ pub(crate) fn rank(
         tiles,
     };
     gpu.kernel(k, &[(a, v), (b, v)])?
-        .launch(tiles, k.block, 0, &p)
+        .launch(tiles, k.launch.block, 0, &p)
 }
 
 fn rank_key(size: usize, side_b: bool, idx: ScalarType) -> MergeRankKey {
     MergeRankKey {
+        launch: merge_launch(size, 0),
         side_b,
         idx,
-        block: tuning::merge_block(),
-        items: tuning::merge_items(size),
     }
 }
 
@@ -220,7 +199,7 @@ pub(crate) fn merge(
         return Ok((keys, vals));
     }
     let k0 = key(size, true, false);
-    let (cuts, tiles) = cut(gpu, a, b, k0.block * k0.items)?;
+    let (cuts, tiles) = cut(gpu, a, b, k0.launch.block * k0.launch.items)?;
     let mut p = MergeParams {
         cuts: cuts.ptr(),
         keys: keys.ptr(),
@@ -237,24 +216,24 @@ pub(crate) fn merge(
         p.values = out.ptr();
         let k = key(size, first, true);
         gpu.kernel(k, &[(a, v), (b, v), (va, 1), (vb, 1)])?
-            .launch(tiles, k.block, 0, &p)?;
+            .launch(tiles, k.launch.block, 0, &p)?;
         first = false;
     }
     if first {
         gpu.kernel(k0, &[(a, v), (b, v), (a, 1), (b, 1)])?
-            .launch(tiles, k0.block, 0, &p)?;
+            .launch(tiles, k0.launch.block, 0, &p)?;
     }
     Ok((keys, vals))
 }
 
 fn set_key(op: SetOp, size: usize, wide: bool, keys: bool, values: bool) -> SetOpKey {
+    // Compiled for two blocks a multiprocessor (kernels/merge.cu's `ds_set_op` says why).
     SetOpKey {
+        launch: merge_launch(size, 2),
         op,
         wide,
         keys,
         values,
-        block: tuning::merge_block(),
-        items: tuning::merge_items(size),
     }
 }
 
@@ -282,14 +261,14 @@ pub(crate) fn set_op(
     }
     let wide = na + nb >= u32::MAX as u64;
     let k0 = set_key(op, size, wide, true, false);
-    let (cuts, tiles) = cut(gpu, a, b, k0.block * k0.items)?;
+    let (cuts, tiles) = cut(gpu, a, b, k0.launch.block * k0.launch.items)?;
     let total = gpu.mem.mailbox()?;
     let v = tuning::vec(size);
     // The keys with the first value columns, then each further value column alone (each
     // launch walks the same merge and keeps the same outputs).
     let launch = |k: SetOpKey, (va, vb): (&Source, &Source), out: Ptr| -> Result<()> {
         let kernel = gpu.kernel(k, &[(a, v), (b, v), (va, 1), (vb, 1)])?;
-        kernel.launch_single_pass(tiles, k.block, 0, |s| SetParams {
+        kernel.launch_single_pass(tiles, k.launch.block, 0, |s| SetParams {
             cuts: cuts.ptr(),
             keys: keys.ptr(),
             values: out,
@@ -339,7 +318,8 @@ pub(crate) mod check {
             v.push(KernelKey {
                 functor: None,
                 family: MergeSplitKey {
-                    tile: k.block * k.items,
+                    launch: Launch::block(SPLIT_BLOCK),
+                    tile: k.launch.block * k.launch.items,
                 }
                 .into(),
                 sources: vec![plain.clone(), plain.clone()],

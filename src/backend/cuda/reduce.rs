@@ -2,7 +2,7 @@
 //! the last block combining them in order.
 
 use super::gpu::Gpu;
-use super::key::{ReduceKey, Template, op_functor};
+use super::key::{ReduceKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::single_pass::{PARTIAL_BYTES, counter};
@@ -25,28 +25,12 @@ kernel_params!(
 impl Template for ReduceKey {
     type Params = ReduceParams;
     const FILE: &'static str = "reduce.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_reduce<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            op_functor(self.op),
-            self.block,
-            self.vec,
-            self.rounds,
-            self.minb
-        )
-    }
+    const KERNEL: &'static str = "ds_reduce";
 }
 
 fn key(arch: &Arch, size: usize, op: Op) -> ReduceKey {
-    let sh = tuning::REDUCE;
-    ReduceKey {
-        op,
-        block: sh.block,
-        vec: tuning::vec(size),
-        rounds: sh.rounds,
-        minb: tuning::reduce_min_blocks(arch, size),
-    }
+    let launch = tuning::REDUCE.launch(tuning::vec(size), tuning::reduce_min_blocks(arch, size));
+    ReduceKey { launch, op }
 }
 
 /// The key for `src`: as `key`, but a lazy source of integers reads its narrowest stored
@@ -62,12 +46,13 @@ fn key_for(arch: &Arch, src: &Source, op: Op) -> ReduceKey {
     if src.graph.loops() {
         // Elements that loop are work, not bytes: one a thread and tile, so that the grid's
         // threads share them evenly (at 256 elements, 256 threads rather than 32).
-        k.vec = 1;
-        k.rounds = 1;
+        k.launch.vec = 1;
+        k.launch.items = 1;
     } else if let Some(leaf) = src.columns.iter().map(|c| c.ty.size()).min() {
+        let l = &mut k.launch;
         let vec = tuning::reduce_vec(ty.size(), leaf);
-        k.rounds = (k.rounds * k.vec / vec).max(1);
-        k.vec = vec;
+        l.items = (l.items * l.vec / vec).max(1);
+        l.vec = vec;
     }
     k
 }
@@ -77,14 +62,12 @@ fn key_for(arch: &Arch, src: &Source, op: Op) -> ReduceKey {
 /// source of the same elements gives the same bits.
 pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<()> {
     let key = key_for(&gpu.arch, src, op);
-    let k = gpu.kernel(key, &[(src, key.vec)])?;
-    let sh = tuning::Shape {
-        block: key.block,
-        rounds: key.rounds,
-    };
-    let grid = sh
-        .tiles(src.len, key.vec)
-        .min(gpu.arch.sms as u64 * key.minb as u64)
+    let l = key.launch;
+    let k = gpu.kernel(key, &[(src, l.vec)])?;
+    let grid = l
+        .shape()
+        .tiles(src.len, l.vec)
+        .min(gpu.arch.sms as u64 * l.minb as u64)
         .max(1);
     // One partial result per block (8 bytes each, the widest accumulator): in the stream's
     // buffer where the wave fits it.
@@ -101,7 +84,7 @@ pub(crate) fn reduce_into(gpu: &Gpu, src: &Source, op: Op, dst: Ptr) -> Result<(
         done: gpu.passes.counter(counter::DONE),
         result: dst,
     };
-    k.launch(grid, sh.block, 0, &params)
+    k.launch(grid, l.block, 0, &params)
 }
 
 /// As `reduce_into`, waiting for the result: its stored bits (the result goes to mapped host
@@ -156,7 +139,7 @@ pub(crate) mod check {
                 v.push(KernelKey {
                     functor: None,
                     family: k.into(),
-                    sources: vec![SourceKey::assuming(src, k.vec)],
+                    sources: vec![SourceKey::assuming(src, k.launch.vec)],
                 });
             }
         }

@@ -2,7 +2,7 @@
 //! tile staged in shared memory while the block looks back.
 
 use super::gpu::Gpu;
-use super::key::{ScanKey, Template, op_functor};
+use super::key::{ScanKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::source;
@@ -31,37 +31,24 @@ kernel_params!(
 impl Template for ScanKey {
     type Params = ScanParams;
     const FILE: &'static str = "scan.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_scan<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            op_functor(self.op),
-            self.block,
-            self.rounds,
-            self.minb,
-            self.exclusive
-        )
-    }
+    const KERNEL: &'static str = "ds_scan";
     /// The staged tile.
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
-        let size = types[0].size() as u32;
-        self.block * self.rounds * tuning::vec(size as usize) * size
+        let size = types[0].size();
+        self.launch.shape().tile(tuning::vec(size)) * size as u32
     }
 }
 
 /// The key of a scan of `n` elements of `ty`, whose items are `computed` in registers before
 /// they are staged (`source::computed`) or not.
 fn key(arch: &Arch, ty: ScalarType, n: usize, op: Op, exclusive: bool, computed: bool) -> ScanKey {
-    let sh = tuning::scan(arch, ty, n);
     let mut key = ScanKey {
+        launch: tuning::scan(arch, ty, n).launch(0, 0),
         op,
-        block: sh.block,
-        rounds: sh.rounds,
-        minb: 0,
         exclusive,
     };
     let smem = key.dynamic_smem(&[ty]) as usize;
-    key.minb = tuning::scan_min_blocks(arch, computed, ty, exclusive, smem);
+    key.launch.minb = tuning::scan_min_blocks(arch, computed, ty, exclusive, smem);
     key
 }
 
@@ -99,10 +86,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, op: Op, init: Init) -> Result<Buffer
         init.is_some(),
         source::computed(src),
     );
-    let sh = tuning::Shape {
-        block: key.block,
-        rounds: key.rounds,
-    };
+    let sh = key.launch.shape();
     let k = gpu.kernel(key, &[(src, vec)])?;
     // The tile waits in shared memory.
     let smem = key.dynamic_smem(&[src.ty()]);

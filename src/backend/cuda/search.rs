@@ -6,7 +6,7 @@
 //! needles the caller knows ascending (the set operations') are merged as they are.
 
 use super::gpu::Gpu;
-use super::key::{SearchKey, Template};
+use super::key::{Launch, SearchKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::{gather, merge, sort, tuning};
@@ -28,24 +28,14 @@ kernel_params!(
 impl Template for SearchKey {
     type Params = SearchParams;
     const FILE: &'static str = "search.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_search<{}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            self.idx.cuda_name(),
-            self.upper as u32,
-            self.block,
-            self.split
-        )
-    }
+    const KERNEL: &'static str = "ds_search";
 }
 
 fn key(upper: bool, idx: ScalarType) -> SearchKey {
     SearchKey {
+        launch: Launch::block(tuning::FLAT_BLOCK),
         upper,
         idx,
-        block: tuning::FLAT_BLOCK,
         split: tuning::SEARCH_SAMPLES,
     }
 }
@@ -82,10 +72,11 @@ pub(crate) fn search(
     let step = (len as u64).div_ceil(k.split as u64).max(1);
     let samples = (len as u64).div_ceil(step) as u32;
     let bound = gpu.kernel(k, &[(hay, 1), (needles, 1)])?;
-    let grid = bound.wave(k.block, (n as u64).div_ceil(k.block as u64))?;
+    let block = k.launch.block;
+    let grid = bound.wave(block, (n as u64).div_ceil(block as u64))?;
     bound.launch(
         grid,
-        k.block,
+        block,
         0,
         &SearchParams {
             out: out.ptr(),

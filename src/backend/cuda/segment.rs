@@ -1,7 +1,7 @@
 //! Segmented scans, `segmented_reduce` and `head_flags` on the GPU (`kernels/segment.cu`).
 
 use super::gpu::Gpu;
-use super::key::{HeadFlagsKey, SegReduceKey, SegScanKey, Template, op_functor};
+use super::key::{HeadFlagsKey, Launch, SegReduceKey, SegScanKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::reduce::reduce;
@@ -54,45 +54,19 @@ kernel_params!(
 impl Template for SegScanKey {
     type Params = SegScanParams;
     const FILE: &'static str = "segment.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_segscan<{}, {}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            op_functor(self.op),
-            self.block,
-            self.rounds,
-            self.minb,
-            self.exclusive
-        )
-    }
+    const KERNEL: &'static str = "ds_segscan";
 }
 
 impl Template for SegReduceKey {
     type Params = SegReduceParams;
     const FILE: &'static str = "segment.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_segreduce<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
-            s[0],
-            s[1],
-            s[2],
-            op_functor(self.op),
-            if self.wide { "u64" } else { "u32" },
-            self.block,
-            self.rounds,
-            self.minb,
-            self.keys
-        )
-    }
+    const KERNEL: &'static str = "ds_segreduce";
 }
 
 impl Template for HeadFlagsKey {
     type Params = HeadFlagsParams;
     const FILE: &'static str = "segment.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!("ds_head_flags<{}, {}>", s[0], self.block)
-    }
+    const KERNEL: &'static str = "ds_head_flags";
 }
 
 /// The key of a segmented scan of `n` values of `ty`, `computed` in registers (a lazy source
@@ -109,23 +83,19 @@ fn scan_key(
     let fits_64 = ty.is_float() || matches!(op, Op::Add | Op::Mul);
     let (sh, minb) = tuning::segscan(arch, ty.size(), n, computed, fits_64);
     SegScanKey {
+        launch: sh.launch(0, minb),
         op,
-        block: sh.block,
-        rounds: sh.rounds,
-        minb,
         exclusive,
     }
 }
 
 fn reduce_key(arch: &Arch, size: usize, n: usize, op: Op, wide: bool, keys: bool) -> SegReduceKey {
-    let sh = tuning::seg(size, n);
+    let minb = tuning::segreduce_min_blocks(arch, size, wide);
     SegReduceKey {
+        launch: tuning::seg(size, n).launch(0, minb),
         op,
         wide,
         keys,
-        block: sh.block,
-        rounds: sh.rounds,
-        minb: tuning::segreduce_min_blocks(arch, size, wide),
     }
 }
 
@@ -146,10 +116,7 @@ pub(crate) fn scan(gpu: &Gpu, src: &Source, flags: &Source, op: Op, init: Init) 
         init.is_some(),
         source::computed(src),
     );
-    let sh = tuning::Shape {
-        block: key.block,
-        rounds: key.rounds,
-    };
+    let sh = key.launch.shape();
     let k = gpu.kernel(key, &[(src, vec), (flags, vec)])?;
     let tiles = sh.tiles(n, vec);
     k.launch_single_pass(tiles, sh.block, 0, |s| SegScanParams {
@@ -301,10 +268,7 @@ fn launch_reduce(
         None => (flags, Ptr(0)),
     };
     let key = reduce_key(&gpu.arch, size, n, op, wide, keys.is_some());
-    let sh = tuning::Shape {
-        block: key.block,
-        rounds: key.rounds,
-    };
+    let sh = key.launch.shape();
     let k = gpu.kernel(key, &[(src, vec), (flags, vec), (key_src, 1)])?;
     let tiles = sh.tiles(n, vec);
     k.launch_single_pass(tiles, sh.block, 0, |s| SegReduceParams {
@@ -329,7 +293,8 @@ pub(crate) fn head_flags(gpu: &Gpu, src: &Source) -> Result<Buffer> {
         return Ok(out);
     }
     let block = tuning::FLAT_BLOCK;
-    let k = gpu.kernel(HeadFlagsKey { block }, &[(src, 1)])?;
+    let launch = Launch::block(block);
+    let k = gpu.kernel(HeadFlagsKey { launch }, &[(src, 1)])?;
     let grid = k.wave(block, (n as u64).div_ceil(block as u64))?;
     k.launch(
         grid,
@@ -397,7 +362,7 @@ pub(crate) mod check {
             v.push(KernelKey {
                 functor: None,
                 family: HeadFlagsKey {
-                    block: tuning::FLAT_BLOCK,
+                    launch: Launch::block(tuning::FLAT_BLOCK),
                 }
                 .into(),
                 sources: vec![SourceKey::plain(ty, 1)],

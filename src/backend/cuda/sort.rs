@@ -5,7 +5,7 @@
 
 use super::bounds::index_error;
 use super::gpu::Gpu;
-use super::key::{SortHistKey, SortPassKey, SortTileKey, Template};
+use super::key::{Launch, SortHistKey, SortPassKey, SortTileKey, Template};
 use super::mem::{Buffer, Ptr};
 use super::params::kernel_params;
 use super::single_pass::{Status, counter};
@@ -62,43 +62,28 @@ kernel_params!(
 impl Template for SortHistKey {
     type Params = SortHistParams;
     const FILE: &'static str = "sort.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_sort_hist<{}, {}, {}, {}>",
-            s[0], self.desc, self.block, self.check
-        )
-    }
+    const KERNEL: &'static str = "ds_sort_hist";
 }
 
 impl Template for SortPassKey {
     type Params = SortPassParams;
     const FILE: &'static str = "sort.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_sort_pass<{}, {}, {}, {}, {}, {}, {}>",
-            s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.minb
-        )
-    }
+    const KERNEL: &'static str = "ds_sort_pass";
     /// The tile's keys and values and the pass's counters.
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
         let value = self.values.then(|| types[1].size());
-        pass_smem(self.block, self.items, types[0].size(), value)
+        pass_smem(self.launch.block, self.launch.items, types[0].size(), value)
     }
 }
 
 impl Template for SortTileKey {
     type Params = SortTileParams;
     const FILE: &'static str = "sort.cu";
-    fn name(&self, s: &[String]) -> String {
-        format!(
-            "ds_sort_tile<{}, {}, {}, {}, {}, {}, {}>",
-            s[0], s[1], self.values as u32, self.desc, self.block, self.items, self.check
-        )
-    }
+    const KERNEL: &'static str = "ds_sort_tile";
     /// The tile's keys and values and the counters.
     fn dynamic_smem(&self, types: &[ScalarType]) -> u32 {
         let value = self.values.then(|| types[1].size());
-        tile_smem(self.block, self.items, types[0].size(), value)
+        tile_smem(self.launch.block, self.launch.items, types[0].size(), value)
     }
 }
 
@@ -139,11 +124,14 @@ fn pass_key(
     }
     let smem = pass_smem(block, items, key.size(), vsize) as usize;
     SortPassKey {
+        launch: Launch {
+            block,
+            items,
+            vec: 1,
+            minb: arch.blocks_that_fit(minb, block, smem),
+        },
         values: value.is_some(),
         desc,
-        block,
-        items,
-        minb: arch.blocks_that_fit(minb, block, smem),
     }
 }
 
@@ -245,7 +233,7 @@ fn sort_unchecked(
     let vsize = vty.map_or(0, |v| v.size());
     let (lo, passes) = digit_passes(bits);
     let pk = pass_key(kty, vty, desc, n, &gpu.arch);
-    let tiles = (n as u64).div_ceil((pk.block * pk.items) as u64);
+    let tiles = (n as u64).div_ceil((pk.launch.block * pk.launch.items) as u64);
     // Tile numbers are 32 bits; look-back words keep counts in 40 (ds_sort_pass).
     if tiles > u32::MAX as u64 || n as u64 >= 1 << 40 {
         return Err(Error::InvalidArgument(format!(
@@ -273,7 +261,11 @@ fn sort_unchecked(
         // Sorts that check no bounds get an instance without the check's code.
         let check = check_len != 0;
         let hk = gpu.kernel(
-            SortHistKey { desc, block, check },
+            SortHistKey {
+                launch: Launch::block(block),
+                desc,
+                check,
+            },
             &[(keys, tuning::vec(ks))],
         )?;
         let grid = hk
@@ -315,7 +307,7 @@ fn sort_unchecked(
                         epoch: s.epoch,
                         base: s.base,
                     };
-                    k.launch(tiles, pk.block, smem, &p)
+                    k.launch(tiles, pk.launch.block, smem, &p)
                 })?;
         }
     }
@@ -332,11 +324,14 @@ fn sort_unchecked(
 /// The one-block sort of the passes' shape `pk`; `check`: its keys are checked against a
 /// length (`check_len > 0`).
 fn tile_key(pk: SortPassKey, check: bool) -> SortTileKey {
+    // One block a launch, compiled as one.
     SortTileKey {
+        launch: Launch {
+            minb: 1,
+            ..pk.launch
+        },
         values: pk.values,
         desc: pk.desc,
-        block: pk.block,
-        items: pk.items,
         check,
     }
 }
@@ -369,7 +364,7 @@ fn sort_tile(
     let k = gpu.kernel(tk, &[(keys, 1), (vsrc, 1)])?;
     k.launch(
         1,
-        pk.block,
+        pk.launch.block,
         tk.dynamic_smem(&[kty, vty.unwrap_or(kty)]),
         &SortTileParams {
             ka: ka.ptr(),
@@ -417,8 +412,8 @@ pub(crate) mod check {
             checks(key.ty, desc).iter().map(move |&check| KernelKey {
                 functor: None,
                 family: SortHistKey {
+                    launch: Launch::block(tuning::FLAT_BLOCK),
                     desc,
-                    block: tuning::FLAT_BLOCK,
                     check,
                 }
                 .into(),
@@ -480,12 +475,17 @@ pub(crate) mod check {
                 for v in std::iter::once(None).chain(ScalarType::ALL.into_iter().map(Some)) {
                     for n in [0, 1 << 30] {
                         let p = pass_key(k, v, false, n, &arch);
-                        let bytes = pass_smem(p.block, p.items, k.size(), v.map(|v| v.size()));
+                        let bytes = pass_smem(
+                            p.launch.block,
+                            p.launch.items,
+                            k.size(),
+                            v.map(|v| v.size()),
+                        );
                         assert!(bytes as usize <= smem_block, "{k:?} {v:?} {n}: {bytes}");
                     }
                 }
             }
-            let big = |k, v| pass_key(k, Some(v), false, 1 << 30, &arch).items;
+            let big = |k, v| pass_key(k, Some(v), false, 1 << 30, &arch).launch.items;
             let got = [
                 (ScalarType::U32, ScalarType::U32),
                 (ScalarType::U64, ScalarType::U32),

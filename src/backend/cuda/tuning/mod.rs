@@ -11,6 +11,7 @@ pub(crate) use arch::Arch;
 pub(crate) use arch::gpus;
 pub(crate) use knobs::{check as check_knobs, knobs};
 
+use super::key::Launch;
 use crate::item::ScalarType;
 
 /// Threads a block and rounds a tile (a round is one 16-byte access a thread).
@@ -21,6 +22,17 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
+    /// A kernel's launch policy of this shape, `vec` elements an access and `minb` blocks a
+    /// multiprocessor.
+    pub(crate) fn launch(self, vec: u32, minb: u32) -> Launch {
+        Launch {
+            block: self.block,
+            items: self.rounds,
+            vec,
+            minb,
+        }
+    }
+
     /// Elements a tile of this shape holds, `vec` to an access.
     pub(crate) fn tile(self, vec: u32) -> u32 {
         self.block * self.rounds * vec
